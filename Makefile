@@ -1,0 +1,33 @@
+# Streamdesk: `make run` to see it work, `make test` to prove it.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+.PHONY: run test test-fast lint typecheck bench clean install
+
+$(STAMP): pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+run: $(STAMP)
+	$(PY) manage.py migrate --no-input -v0
+	$(PY) manage.py up
+
+test: $(STAMP)
+	$(PY) -m pytest $(PYTEST_ARGS)
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/mypy workers console
+
+bench: $(STAMP)
+	$(PY) bench/run.py
+
+clean:
+	-$(PY) manage.py valkey stop
+	rm -rf .streamdesk

@@ -1,0 +1,70 @@
+"""Finding the Redis server: ``REDIS_URL``, or the embedded Valkey; and checking it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import redis
+import redis.asyncio as aredis
+
+from workers.embedded import EmbeddedValkey
+from workers.errors import RedisTooOld, RedisUnavailable
+
+MIN_VERSION = (6, 2, 0)
+
+
+def resolve_url(redis_url: str, data_dir: Path) -> str:
+    """``redis_url`` if set, else the embedded server's URL (started if it is not running)."""
+    if redis_url:
+        return redis_url
+    server = EmbeddedValkey(data_dir)
+    server.ensure_running()
+    return server.url
+
+
+def parse_version(text: str) -> tuple[int, int, int]:
+    parts = (text.split(".") + ["0", "0", "0"])[:3]
+    try:
+        major, minor, patch = (int(p) for p in parts)
+    except ValueError:
+        return (0, 0, 0)
+    return (major, minor, patch)
+
+
+def server_version(info: dict[str, Any]) -> tuple[str, tuple[int, int, int]]:
+    """Valkey reports ``valkey_version`` and, for compatibility, ``redis_version`` 7.2.4."""
+    name = "valkey" if "valkey_version" in info else "redis"
+    text = str(info.get("valkey_version") or info.get("redis_version") or "0")
+    return f"{name} {text}", parse_version(text)
+
+
+def check_version(info: dict[str, Any]) -> str:
+    label, version = server_version(info)
+    redis_compat = parse_version(str(info.get("redis_version", "0")))
+    if max(version, redis_compat) < MIN_VERSION:
+        raise RedisTooOld(
+            f"Streamdesk needs Redis >= 6.2 or Valkey (for XAUTOCLAIM); the server is {label}"
+        )
+    return label
+
+
+def connect(url: str, **kwargs: Any) -> redis.Redis:
+    """A sync client, checked to reach a recent enough server."""
+    client = redis.Redis.from_url(url, decode_responses=True, **kwargs)
+    try:
+        check_version(client.info("server"))
+    except (redis.ConnectionError, redis.TimeoutError, OSError) as exc:
+        client.close()
+        raise RedisUnavailable(f"cannot reach Redis at {url}: {exc}") from exc
+    return client
+
+
+async def aconnect(url: str, **kwargs: Any) -> aredis.Redis:
+    client = aredis.Redis.from_url(url, decode_responses=True, **kwargs)
+    try:
+        check_version(await client.info("server"))
+    except (redis.ConnectionError, redis.TimeoutError, OSError) as exc:
+        await client.aclose()
+        raise RedisUnavailable(f"cannot reach Redis at {url}: {exc}") from exc
+    return client

@@ -1,0 +1,341 @@
+"""The worker: read -> gate -> run -> settle, with reclaim, leases and heartbeats beside it.
+
+Round trips are per batch, never per event: one XREADGROUP, one gate pipeline, one
+database claim, then, as agents finish, one database commit and one settle pipeline
+(gate done + XACK + counters) for everything that finished together.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+import traceback
+from collections import Counter
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, Protocol, TypeVar
+
+import redis
+from pydantic_core import to_jsonable_python
+from redis.asyncio import Redis
+
+from workers import bus
+from workers.bus import Delivery
+from workers.config import EngineConfig
+from workers.context import AgentContext
+from workers.gate import Gate, Outcome, lease_name
+from workers.intake import Rejected, Runnable, sort_deliveries
+from workers.housekeeping import Housekeeper
+from workers.reclaim import Reclaimer
+from workers.registry import Registry
+from workers.runs import Claim, Finish
+from workers.settle import Settled, Settler
+
+log = logging.getLogger("streamdesk.worker")
+T = TypeVar("T")
+
+REDIS_DOWN = (redis.ConnectionError, redis.TimeoutError, ConnectionError, OSError)
+MAX_BACKOFF_S = 5.0
+
+
+class RunStore(Protocol):
+    def claim(self, claims: list[Claim]) -> set[str]: ...
+    def commit(self, finishes: list[Finish]) -> set[str]: ...
+    def fail(self, finishes: list[Finish]) -> None: ...
+    def mark_dead(self, errors: dict[str, str]) -> None: ...
+    def close(self) -> None: ...
+
+
+@dataclass(slots=True, eq=False)
+class Attempt:
+    runnable: Runnable
+    owner: str
+    token: int
+    started_at: datetime
+    started_mono: float
+    followers: list[Delivery] = field(default_factory=list)
+    task: asyncio.Task[None] | None = None
+
+    @property
+    def event_hash(self) -> str:
+        return self.runnable.event.hash
+
+    @property
+    def lease(self) -> str:
+        return lease_name(self.owner, self.token)
+
+    @property
+    def delivery(self) -> Delivery:
+        return self.runnable.delivery
+
+
+@dataclass(slots=True)
+class Group:
+    """Deliveries of one event hash in one batch: the first leads, the rest wait on it."""
+
+    leader: Runnable
+    followers: list[Delivery] = field(default_factory=list)
+
+
+class Worker:
+    def __init__(
+        self, config: EngineConfig, client: Redis, registry: Registry, store: RunStore
+    ) -> None:
+        self.config = config
+        self.client = client
+        self.registry = registry
+        self.store = store
+        self.keys = config.keys
+        self.gate = Gate(client, self.keys, config.lease_ms, config.done_ttl_s)
+        self.reclaimer = Reclaimer(
+            client, config.stream, config.group, config.consumer, config.claim_idle_ms
+        )
+        self.inflight: dict[str, Attempt] = {}
+        self.stopping = asyncio.Event()
+        self.slot_freed = asyncio.Event()
+        self.processed = 0
+        self.started_ms = int(time.time() * 1000)
+        # One thread owns the database connection; agents' sync code gets its own pool.
+        self._db = ThreadPoolExecutor(1, thread_name_prefix="streamdesk-db")
+        self._agents = ThreadPoolExecutor(config.concurrency, thread_name_prefix="streamdesk-agent")
+        self.settler = Settler(self)
+        self.housekeeper = Housekeeper(self)
+        self._next_reclaim = 0.0
+
+    # -- lifecycle ---------------------------------------------------------------------------
+
+    def request_stop(self) -> None:
+        if not self.stopping.is_set():
+            log.info("stopping: no new reads, draining %d in-flight", len(self.inflight))
+        self.stopping.set()
+        self.slot_freed.set()
+
+    async def run(self) -> None:
+        await bus.ensure_group(self.client, self.config.stream, self.config.group)
+        background = [
+            asyncio.create_task(self.settler.run(), name="settler"),
+            *self.housekeeper.start(),
+        ]
+        try:
+            await self._guarded(self._recover_own_pending)
+            while not self.stopping.is_set():
+                if await self._guarded(self._tick) and self.config.burst:
+                    break
+        finally:
+            await self._drain()
+            for task in background:
+                task.cancel()
+            await asyncio.gather(*background, return_exceptions=True)
+            await self.housekeeper.farewell()
+            await self.offload(self.store.close)
+            self._db.shutdown(wait=True)
+            self._agents.shutdown(wait=False, cancel_futures=True)
+
+    async def _guarded(self, step: Callable[[], Any]) -> bool:
+        """Run a loop step; Redis outages back off and retry, bugs are logged, never fatal."""
+        delay = 0.1
+        while not self.stopping.is_set():
+            try:
+                return bool(await step())
+            except REDIS_DOWN as exc:
+                log.warning("redis unavailable (%s); retrying in %.1f s", exc, delay)
+            except Exception:
+                log.exception("worker step failed; continuing")
+            await self._sleep(delay)
+            delay = min(delay * 2, MAX_BACKOFF_S)
+        return False
+
+    async def _sleep(self, seconds: float) -> None:
+        try:
+            await asyncio.wait_for(self.stopping.wait(), timeout=seconds)
+        except TimeoutError:
+            pass
+
+    async def offload(self, fn: Callable[..., T], *args: Any) -> T:
+        return await asyncio.get_running_loop().run_in_executor(self._db, fn, *args)
+
+    # -- reading -----------------------------------------------------------------------------
+
+    async def _recover_own_pending(self) -> None:
+        """Entries this consumer name read before a restart (id 0), before anything new."""
+        after = "0"
+        while not self.stopping.is_set():
+            found = await bus.read_own_pending(
+                self.client, self.config.stream, self.config.group, self.config.consumer,
+                after, self.config.batch_size,
+            )
+            if not found:
+                return
+            after = found[-1].entry_id
+            counts = await bus.delivery_counts(
+                self.client, self.config.stream, self.config.group, [d.entry_id for d in found]
+            )
+            for delivery in found:
+                delivery.deliveries = counts.get(delivery.entry_id, 1)
+            await self._wait_for_slots()
+            await self.handle(found)
+
+    async def _tick(self) -> bool:
+        """One read. Returns True when a burst run has nothing left to do."""
+        free = await self._wait_for_slots()
+        if free == 0:
+            return False
+        want = min(free, self.config.batch_size)
+        if time.monotonic() >= self._next_reclaim:
+            self._next_reclaim = time.monotonic() + self.config.reclaim_interval_ms / 1000
+            if await self._reclaim(want):
+                return False
+        block_ms = min(self.config.block_ms, 100) if self.config.burst else self.config.block_ms
+        batch = await bus.read_new(
+            self.client, self.config.stream, self.config.group, self.config.consumer, want,
+            block_ms,
+        )
+        if batch:
+            await self.handle(batch)
+            return False
+        return self.config.burst and await self._nothing_left()
+
+    async def _reclaim(self, want: int) -> bool:
+        found = await self.reclaimer.claim(want)
+        counts = Counter(reclaimed=len(found.deliveries), deleted=len(found.deleted_ids))
+        if found.deleted_ids:
+            log.info("reclaim: %d pending ids pointed at deleted entries", len(found.deleted_ids))
+        await self.settler.count(counts)
+        if found.deliveries:
+            await self.handle(found.deliveries)
+        return bool(found.deliveries)
+
+    async def _nothing_left(self) -> bool:
+        if self.inflight or not self.settler.idle:
+            return False
+        return await bus.pending_count(self.client, self.config.stream, self.config.group) == 0
+
+    async def _wait_for_slots(self) -> int:
+        while len(self.inflight) >= self.config.concurrency and not self.stopping.is_set():
+            self.slot_freed.clear()
+            await self.slot_freed.wait()
+        return 0 if self.stopping.is_set() else self.config.concurrency - len(self.inflight)
+
+    # -- one batch: decode -> gate -> claim -> start -----------------------------------------
+
+    async def handle(self, deliveries: list[Delivery]) -> None:
+        intake = sort_deliveries(
+            deliveries, self.config.stream, self.registry, self.config.max_event_bytes
+        )
+        policy = self.config.retry_policy
+        rejected = list(intake.rejected)
+        groups: dict[str, Group] = {}
+        for runnable in intake.runnable:
+            if policy.exhausted(runnable.delivery.deliveries):
+                rejected.append(self._exhausted(runnable))
+            elif runnable.event.hash in self.inflight:
+                self.inflight[runnable.event.hash].followers.append(runnable.delivery)
+            elif runnable.event.hash in groups:
+                groups[runnable.event.hash].followers.append(runnable.delivery)
+            else:
+                groups[runnable.event.hash] = Group(runnable)
+        attempts, hits, busy = await self._gate(list(groups.values()))
+        for attempt in attempts:
+            self._start(attempt)
+        await self.settler.reject(rejected, hits, intake.deleted, busy)
+
+    def _exhausted(self, runnable: Runnable) -> Rejected:
+        n = runnable.delivery.deliveries
+        error = f"delivered {n} times (max {self.config.max_deliveries}) without finishing"
+        return Rejected(runnable.delivery, "max-deliveries", error, runnable.event.hash)
+
+    async def _gate(self, groups: list[Group]) -> tuple[list[Attempt], list[Delivery], int]:
+        """Gate each group's leader; returns attempts to run, duplicates to ack, busy count."""
+        owners = [f"{self.config.consumer}/{g.leader.delivery.entry_id}" for g in groups]
+        tickets = await self.gate.acquire_many(
+            [(g.leader.event.hash, o) for g, o in zip(groups, owners, strict=True)]
+        )
+        now, mono = datetime.now(UTC), time.monotonic()
+        attempts: list[Attempt] = []
+        hits: list[Delivery] = []
+        busy = 0
+        for group, owner, ticket in zip(groups, owners, tickets, strict=True):
+            if ticket.outcome is Outcome.HIT:
+                hits += [group.leader.delivery, *group.followers]
+            elif ticket.outcome is Outcome.BUSY:
+                busy += 1 + len(group.followers)
+            else:
+                if ticket.outcome is Outcome.TAKEOVER:
+                    log.info("lease taken over", extra={"event_hash": group.leader.event.hash,
+                                                         "token": ticket.token})
+                attempts.append(Attempt(group.leader, owner, ticket.token, now, mono,
+                                        list(group.followers)))
+        done = await self.offload(self.store.claim, [self._claim(a) for a in attempts])
+        if done:
+            # The database says these finished although Redis forgot: duplicates after all.
+            await self.settler.mark_done(done)
+            hits += [d for a in attempts if a.event_hash in done for d in (a.delivery, *a.followers)]
+            attempts = [a for a in attempts if a.event_hash not in done]
+        return attempts, hits, busy
+
+    def _claim(self, attempt: Attempt) -> Claim:
+        event = attempt.runnable.event
+        return Claim(
+            event_hash=event.hash, lease=attempt.lease, consumer=self.config.consumer,
+            event_type=event.type, event_id=event.id or "", source=event.source,
+            subject=event.subject or "", stream=event.stream, entry_id=event.entry_id,
+            started_at=attempt.started_at,
+        )
+
+    # -- running an agent --------------------------------------------------------------------
+
+    def _start(self, attempt: Attempt) -> None:
+        self.inflight[attempt.event_hash] = attempt
+        attempt.task = asyncio.create_task(self._run(attempt), name=f"agent:{attempt.lease}")
+
+    async def _run(self, attempt: Attempt) -> None:
+        runnable = attempt.runnable
+        ctx = AgentContext(
+            consumer=self.config.consumer, stream=self.config.stream, group=self.config.group,
+            event_hash=attempt.event_hash, token=attempt.token,
+            deliveries=attempt.delivery.deliveries,
+        )
+        try:
+            if runnable.spec.is_async:
+                value = await runnable.spec.handler(runnable.event, ctx)
+            else:
+                loop = asyncio.get_running_loop()
+                value = await loop.run_in_executor(
+                    self._agents, runnable.spec.handler, runnable.event, ctx
+                )
+            outcome = Settled(attempt, ok=True, result=to_jsonable_python(value))
+        except Exception as exc:
+            outcome = Settled(attempt, ok=False, error=describe(exc))
+        outcome.duration_ms = (time.monotonic() - attempt.started_mono) * 1000
+        self.settler.submit(outcome)
+
+    def finished(self, attempt: Attempt) -> None:
+        """Called by the settler once an attempt's outcome is stored."""
+        self.inflight.pop(attempt.event_hash, None)
+        self.processed += 1
+        self.slot_freed.set()
+
+    # -- stopping ----------------------------------------------------------------------------
+
+    async def _drain(self) -> None:
+        tasks = [a.task for a in self.inflight.values() if a.task is not None]
+        if tasks:
+            await asyncio.wait(tasks, timeout=self.config.drain_timeout_s)
+        await self.settler.flush(timeout_s=max(self.config.drain_timeout_s, 5.0))
+        leftover = list(self.inflight.values())
+        if leftover:
+            log.warning("drain timeout: releasing %d unfinished events for redelivery",
+                        len(leftover))
+            for attempt in leftover:
+                if attempt.task is not None:
+                    attempt.task.cancel()
+            await self.settler.release(leftover)
+
+
+def describe(exc: BaseException, limit: int = 8000) -> str:
+    """The exception and its traceback, bounded so a huge error cannot bloat a row."""
+    text = "".join(traceback.format_exception(exc)).strip()
+    return text if len(text) <= limit else f"{text[: limit // 2]}\n...\n{text[-limit // 2 :]}"

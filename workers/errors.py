@@ -1,0 +1,59 @@
+"""The errors Streamdesk raises: one root, specific subclasses, causes kept."""
+
+from __future__ import annotations
+
+
+class StreamdeskError(Exception):
+    """Root of every error Streamdesk raises on purpose."""
+
+
+class ConfigurationError(StreamdeskError):
+    """A setting or option has a value the engine cannot work with."""
+
+
+class RedisUnavailable(StreamdeskError):
+    """The Redis server cannot be reached (or the embedded one could not start)."""
+
+
+class RedisTooOld(StreamdeskError):
+    """The server lacks a command the engine needs (XAUTOCLAIM: Redis >= 6.2)."""
+
+
+class EventError(StreamdeskError):
+    """An event cannot be published or processed; ``reason`` is a stable slug."""
+
+    reason = "invalid-event"
+
+
+class EventDecodeError(EventError):
+    """A stream entry is not a JSON object in an ``event`` field."""
+
+    reason = "decode-error"
+
+
+class EventTooLarge(EventError):
+    """An event is larger than ``max_event_bytes``."""
+
+    reason = "too-large"
+
+
+class InvalidEnvelope(EventError):
+    """The envelope misses ``type``/``data`` or has a field of the wrong type."""
+
+    reason = "invalid-envelope"
+
+
+class UnknownEventType(EventError):
+    """No agent is registered for the event's type."""
+
+    reason = "unknown-type"
+
+
+class InvalidEventData(EventError):
+    """``data`` does not match the schema registered for the type."""
+
+    reason = "invalid-data"
+
+
+class GateFenced(StreamdeskError):
+    """A worker's lease was taken over: its result must not be committed."""

@@ -1,0 +1,81 @@
+"""What a worker does beside processing: renewing leases and keeping its heartbeat."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import socket
+import time
+from typing import TYPE_CHECKING, Any
+
+from workers import stats
+
+if TYPE_CHECKING:
+    from workers.engine import Worker
+
+log = logging.getLogger("streamdesk.worker")
+
+
+class Housekeeper:
+    def __init__(self, worker: Worker) -> None:
+        self.worker = worker
+        self.config = worker.config
+
+    def start(self) -> list[asyncio.Task[None]]:
+        return [
+            asyncio.create_task(self._every(self.config.lease_ms / 3000, self.renew), name="renew"),
+            asyncio.create_task(self._every(self.config.heartbeat_s, self.beat), name="heartbeat"),
+        ]
+
+    async def _every(self, interval_s: float, step: Any) -> None:
+        while True:
+            try:
+                await step()
+            except Exception as exc:
+                log.warning("%s failed: %s", step.__name__, exc)
+            await asyncio.sleep(interval_s)
+
+    async def renew(self) -> None:
+        """Extend the lease of every running agent, so a long agent is not taken over."""
+        attempts = list(self.worker.inflight.values())
+        held = await self.worker.gate.renew_many(
+            [(a.event_hash, a.owner, a.token) for a in attempts]
+        )
+        for attempt, ok in zip(attempts, held, strict=True):
+            if not ok:
+                log.warning("lease lost for %s: its result will be refused", attempt.lease)
+
+    def info(self) -> dict[str, Any]:
+        current = next(iter(self.worker.inflight.values()), None)
+        return {
+            "consumer": self.config.consumer,
+            "host": socket.gethostname(),
+            "pid": os.getpid(),
+            "stream": self.config.stream,
+            "group": self.config.group,
+            "concurrency": self.config.concurrency,
+            "started_ms": self.worker.started_ms,
+            "processed": self.worker.processed,
+            "inflight": len(self.worker.inflight),
+            "current": (f"{current.runnable.event.type} {current.delivery.entry_id}"
+                        if current else ""),
+            "state": "draining" if self.worker.stopping.is_set() else "running",
+        }
+
+    async def beat(self) -> None:
+        ttl_s = max(int(self.config.heartbeat_s * 3), 2)
+        async with self.worker.client.pipeline(transaction=False) as pipe:
+            stats.queue_heartbeat(pipe, self.worker.keys, self.config.consumer, self.info(),
+                                  ttl_s, int(time.time() * 1000))
+            await pipe.execute()
+
+    async def farewell(self) -> None:
+        """A clean exit removes the heartbeat at once instead of letting it expire."""
+        try:
+            async with self.worker.client.pipeline(transaction=False) as pipe:
+                pipe.delete(self.worker.keys.worker(self.config.consumer))
+                pipe.zrem(self.worker.keys.workers_index, self.config.consumer)
+                await pipe.execute()
+        except Exception as exc:
+            log.warning("could not remove heartbeat: %s", exc)

@@ -1,0 +1,46 @@
+"""Every Redis key name Streamdesk uses, built in one place."""
+
+from __future__ import annotations
+
+DEFAULT_PREFIX = "streamdesk:"
+DEFAULT_STREAM = "streamdesk:events"
+DEFAULT_GROUP = "agents"
+DEAD_SUFFIX = ":dead"
+EVENT_FIELD = "event"
+
+
+def dead_stream(stream: str) -> str:
+    """The dead-letter stream that belongs to ``stream``."""
+    return f"{stream}{DEAD_SUFFIX}"
+
+
+def is_dead_stream(stream: str) -> bool:
+    return stream.endswith(DEAD_SUFFIX)
+
+
+class Keys:
+    """Key names under one prefix (``streamdesk:`` by default)."""
+
+    def __init__(self, prefix: str = DEFAULT_PREFIX) -> None:
+        self.prefix = prefix
+
+    def gate(self, event_hash: str) -> str:
+        return f"{self.prefix}idem:{event_hash}"
+
+    def stats(self, stream: str) -> str:
+        """Engine counters for one stream (a hash: processed, failed, ...)."""
+        return f"{self.prefix}stats:{stream}"
+
+    @property
+    def streams_index(self) -> str:
+        """A set of every stream a worker or producer has touched, so no one SCANs."""
+        return f"{self.prefix}stats:streams"
+
+    def worker(self, consumer: str) -> str:
+        """One worker's heartbeat (a hash with a TTL)."""
+        return f"{self.prefix}workers:{consumer}"
+
+    @property
+    def workers_index(self) -> str:
+        """A sorted set of worker names scored by last heartbeat (ms)."""
+        return f"{self.prefix}workers"

@@ -1,0 +1,65 @@
+"""``manage.py demoproducer``: a steady trickle of demo events, for ``make run``."""
+
+from __future__ import annotations
+
+import random
+import signal
+import time
+from argparse import ArgumentParser
+from types import FrameType
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError
+
+from workers import keys
+from workers.errors import StreamdeskError
+from workers.events import Envelope
+from workers.producer import build_envelope, publish_envelopes
+from workers.runtime import redis_client
+
+
+def demo_event(n: int, rng: random.Random) -> list[Envelope]:
+    """Mostly echoes, some sleeps, a rare failure, and now and then a redelivered duplicate."""
+    roll = rng.random()
+    if roll < 0.05:
+        return [build_envelope("demo.fail", {"message": f"demo failure #{n}"}, source="demo")]
+    if roll < 0.30:
+        ms = rng.randint(50, 1500)
+        return [build_envelope("demo.sleep", {"ms": ms}, source="demo", subject=f"job/{n}")]
+    envelope = build_envelope("demo.echo", {"n": n}, source="demo", subject=f"order/{n % 50}")
+    # A producer retry: the same event id twice; the gate must run it once.
+    return [envelope, envelope] if roll > 0.95 else [envelope]
+
+
+class Command(BaseCommand):
+    help = "Publish demo events (demo.echo, demo.sleep, demo.fail) at a steady rate until stopped."
+
+    def add_arguments(self, parser: ArgumentParser) -> None:
+        parser.add_argument("--rate", type=float, default=2.0, help="events per second")
+        parser.add_argument("--stream", default=keys.DEFAULT_STREAM, help="target stream")
+        parser.add_argument("--count", type=int, default=0, help="stop after N events (0: never)")
+        parser.add_argument("--seed", type=int, default=None, help="random seed")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        if options["rate"] <= 0:
+            raise CommandError("--rate must be positive")
+        stopping = False
+
+        def stop(signum: int, frame: FrameType | None) -> None:
+            nonlocal stopping
+            stopping = True
+
+        signal.signal(signal.SIGTERM, stop)
+        signal.signal(signal.SIGINT, stop)
+        rng = random.Random(options["seed"])
+        interval_s = 1.0 / options["rate"]
+        sent = 0
+        try:
+            client = redis_client()
+            while not stopping and (options["count"] == 0 or sent < options["count"]):
+                publish_envelopes(client, options["stream"], demo_event(sent, rng))
+                sent += 1
+                time.sleep(interval_s)
+        except StreamdeskError as exc:
+            raise CommandError(str(exc)) from exc
+        self.stdout.write(f"demo producer published {sent} events")

@@ -1,0 +1,59 @@
+"""``manage.py runworker``: run agents on a stream's events, exactly once per event."""
+
+from __future__ import annotations
+
+import asyncio
+from argparse import ArgumentParser
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError
+
+from workers.errors import StreamdeskError
+from workers.registry import default_registry
+from workers.runs import RunStore
+from workers.runtime import engine_config, redis_url
+from workers.serve import serve
+
+
+class Command(BaseCommand):
+    help = (
+        "Run Streamdesk agents on events from a Redis stream through a consumer group. "
+        "Stops cleanly on SIGTERM/SIGINT after in-flight agents finish."
+    )
+
+    def add_arguments(self, parser: ArgumentParser) -> None:
+        parser.add_argument("--stream", help="stream to read (default streamdesk:events)")
+        parser.add_argument("--group", help="consumer group (default agents)")
+        parser.add_argument("--consumer", help="consumer name (default <host>-<pid>)")
+        parser.add_argument("--concurrency", type=int, help="agents run at once (default 16)")
+        parser.add_argument("--batch-size", type=int, help="entries read per call (default 100)")
+        parser.add_argument(
+            "--burst", action="store_true",
+            help="exit 0 once nothing is new and nothing is pending for the group",
+        )
+        parser.add_argument(
+            "--max-deliveries", type=int,
+            help="deliveries before an event is dead-lettered (default 5)",
+        )
+        parser.add_argument(
+            "--claim-idle-ms", type=int,
+            help="idle time after which another worker reclaims an entry (default 60000)",
+        )
+        parser.add_argument("--lease-ms", type=int, help="gate lease (default 30000)")
+        parser.add_argument(
+            "--drain-timeout", type=float, dest="drain_timeout_s",
+            help="seconds to let in-flight agents finish on shutdown (default 30)",
+        )
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        overrides = {
+            name: options[name]
+            for name in ("stream", "group", "consumer", "concurrency", "batch_size",
+                         "max_deliveries", "claim_idle_ms", "lease_ms", "drain_timeout_s")
+        }
+        overrides["burst"] = options["burst"] or None
+        try:
+            config = engine_config(**overrides)
+            asyncio.run(serve(config, redis_url(), default_registry, RunStore()))
+        except StreamdeskError as exc:
+            raise CommandError(str(exc)) from exc

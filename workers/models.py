@@ -1,0 +1,40 @@
+"""The database record of agent runs: the authority behind the idempotency gate."""
+
+from __future__ import annotations
+
+from django.db import models
+
+
+class RunStatus(models.TextChoices):
+    RUNNING = "running", "running"
+    SUCCEEDED = "succeeded", "succeeded"
+    FAILED = "failed", "failed"
+    DEAD = "dead", "dead-lettered"
+
+
+class AgentRun(models.Model):
+    """One row per event hash. ``lease`` names the attempt allowed to commit."""
+
+    event_hash = models.CharField(max_length=64, unique=True)
+    event_type = models.CharField(max_length=256, db_index=True)
+    event_id = models.CharField(max_length=256, blank=True, default="")
+    source = models.CharField(max_length=256, default="unknown")
+    subject = models.CharField(max_length=256, blank=True, default="")
+    stream = models.CharField(max_length=256)
+    entry_id = models.CharField(max_length=64)
+    status = models.CharField(max_length=16, choices=RunStatus.choices, default=RunStatus.RUNNING)
+    attempts = models.PositiveIntegerField(default=1)
+    lease = models.CharField(max_length=600, db_index=True)
+    consumer = models.CharField(max_length=256)
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField()
+    finished_at = models.DateTimeField(null=True, blank=True)
+    duration_ms = models.FloatField(null=True, blank=True)
+    result = models.JSONField(null=True, blank=True)
+    error = models.TextField(blank=True, default="")
+
+    class Meta:
+        indexes = [models.Index(fields=["status", "-created_at"], name="agentrun_status_created")]
+
+    def __str__(self) -> str:
+        return f"{self.event_type} {self.event_hash[:12]} {self.status}"

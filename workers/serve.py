@@ -1,0 +1,37 @@
+"""Running one worker process: connect, install signal handlers, run until stopped."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+
+from workers.config import EngineConfig
+from workers.connection import aconnect, check_version
+from workers.engine import RunStore, Worker
+from workers.registry import Registry
+
+log = logging.getLogger("streamdesk.worker")
+
+
+async def serve(config: EngineConfig, url: str, registry: Registry, store: RunStore) -> None:
+    # Read timeouts must outlast XREADGROUP BLOCK.
+    client = await aconnect(
+        url, encoding_errors="replace", socket_timeout=config.block_ms / 1000 + 10,
+        health_check_interval=30,
+    )
+    label = check_version(await client.info("server"))
+    worker = Worker(config, client, registry, store)
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, worker.request_stop)
+    log.info(
+        "worker %s reading %s as group %s on %s (concurrency %d, %d agent types)",
+        config.consumer, config.stream, config.group, label, config.concurrency,
+        len(list(registry)),
+    )
+    try:
+        await worker.run()
+    finally:
+        await client.aclose()
+    log.info("worker %s stopped after %d events", config.consumer, worker.processed)

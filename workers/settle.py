@@ -1,0 +1,190 @@
+"""Settling outcomes: the database first, then one Redis pipeline (gate, XACK, counters).
+
+Outcomes that finish close together are settled together, so under load a batch of
+agents costs one commit and one round trip, and at low load nothing waits for a batch.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import Counter
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from redis.asyncio.client import Pipeline
+
+from workers import stats
+from workers.bus import Delivery
+from workers.deadletter import DeadLetter, queue_dead_letter
+from workers.intake import Rejected
+from workers.retry import Verdict
+from workers.runs import Finish
+
+if TYPE_CHECKING:
+    from workers.engine import Attempt, Worker
+
+log = logging.getLogger("streamdesk.worker")
+
+
+@dataclass(slots=True, eq=False)
+class Settled:
+    attempt: Attempt
+    ok: bool
+    result: Any = None
+    error: str = ""
+    duration_ms: float = 0.0
+
+    def finish(self, dead: bool = False) -> Finish:
+        a = self.attempt
+        return Finish(a.event_hash, a.lease, self.duration_ms, self.result, self.error, dead)
+
+
+class Settler:
+    def __init__(self, worker: Worker) -> None:
+        self.worker = worker
+        self.config = worker.config
+        self.queue: asyncio.Queue[Settled] = asyncio.Queue()
+        self._working = False
+
+    @property
+    def idle(self) -> bool:
+        return self.queue.empty() and not self._working
+
+    def submit(self, outcome: Settled) -> None:
+        self.queue.put_nowait(outcome)
+
+    async def run(self) -> None:
+        while True:
+            batch = [await self.queue.get()]
+            self._working = True
+            while not self.queue.empty() and len(batch) < self.config.batch_size:
+                batch.append(self.queue.get_nowait())
+            await self._settle_until_done(batch)
+            self._working = False
+
+    async def flush(self, timeout_s: float) -> None:
+        deadline = asyncio.get_running_loop().time() + timeout_s
+        while not self.idle and asyncio.get_running_loop().time() < deadline:
+            await asyncio.sleep(0.01)
+
+    async def _settle_until_done(self, batch: list[Settled]) -> None:
+        """Retry through Redis or database outages: both writes are idempotent."""
+        delay = 0.1
+        while True:
+            try:
+                await self._settle(batch)
+                return
+            except Exception as exc:
+                log.warning("settling %d outcomes failed (%s); retrying in %.1f s",
+                            len(batch), exc, delay)
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 5.0)
+
+    async def _settle(self, batch: list[Settled]) -> None:
+        oks = [s for s in batch if s.ok]
+        fails = [s for s in batch if not s.ok]
+        policy = self.config.retry_policy
+        decisions = [policy.after_failure(s.attempt.delivery.deliveries) for s in fails]
+        committed = await self.worker.offload(self.worker.store.commit, [s.finish() for s in oks])
+        if fails:
+            await self.worker.offload(
+                self.worker.store.fail,
+                [s.finish(d.verdict is Verdict.DEAD) for s, d in zip(fails, decisions, strict=True)],
+            )
+        counts: Counter[str] = Counter()
+        async with self.worker.client.pipeline(transaction=False) as pipe:
+            for s in oks:
+                self._queue_success(pipe, s, s.attempt.lease in committed, counts)
+            for s, decision in zip(fails, decisions, strict=True):
+                await self._queue_failure(pipe, s, decision.verdict, decision.retry_in_ms, counts)
+            stats.queue_counts(pipe, self.worker.keys, self.config.stream, counts)
+            await pipe.execute()
+        for s in batch:
+            self.worker.finished(s.attempt)
+
+    def _queue_success(self, pipe: Pipeline, s: Settled, committed: bool, counts: Counter[str]) -> None:
+        attempt = s.attempt
+        if not committed:
+            # Our lease was taken over: the new owner commits; this entry comes back as a hit.
+            log.warning("result fenced: lease %s was taken over", attempt.lease)
+            counts["fenced"] += 1
+            return
+        self.worker.gate.queue_done(pipe, attempt.event_hash)
+        ids = [attempt.delivery.entry_id, *(d.entry_id for d in attempt.followers)]
+        pipe.xack(self.config.stream, self.config.group, *ids)
+        counts["processed"] += 1
+        counts["idempotency_hits"] += len(attempt.followers)
+
+    async def _queue_failure(
+        self, pipe: Pipeline, s: Settled, verdict: Verdict, retry_in_ms: int, counts: Counter[str]
+    ) -> None:
+        attempt = s.attempt
+        counts["failed"] += 1
+        await self.worker.gate.queue_release(pipe, attempt.event_hash, attempt.owner, attempt.token)
+        if verdict is Verdict.DEAD:
+            queue_dead_letter(pipe, self._letter(attempt.delivery, "max-deliveries", s.error))
+            counts["dead_lettered"] += 1
+            return
+        # Make the entry look idle for all but ``retry_in_ms`` of the reclaim time, so the
+        # next XAUTOCLAIM (by any worker) picks it up after the backoff, not a full idle time.
+        ids = [attempt.delivery.entry_id, *(d.entry_id for d in attempt.followers)]
+        pipe.xclaim(
+            self.config.stream, self.config.group, self.config.consumer, 0, ids,
+            idle=max(self.config.claim_idle_ms - retry_in_ms, 0), justid=True,
+        )
+        log.info("agent failed; retry in %d ms", retry_in_ms,
+                 extra={"event_hash": attempt.event_hash, "entry_id": attempt.delivery.entry_id,
+                        "deliveries": attempt.delivery.deliveries})
+
+    def _letter(self, delivery: Delivery, reason: str, error: str) -> DeadLetter:
+        return DeadLetter(
+            event=delivery.raw_event or "", stream=self.config.stream, group=self.config.group,
+            entry_id=delivery.entry_id, deliveries=delivery.deliveries, reason=reason,
+            error=error, dead_at=datetime.now(UTC).isoformat(), by=self.config.consumer,
+        )
+
+    # -- immediate settlements from the read path --------------------------------------------
+
+    async def reject(
+        self, rejected: list[Rejected], hits: list[Delivery], deleted: list[Delivery], busy: int
+    ) -> None:
+        """Dead-letter what cannot run, ack duplicates and deleted entries, count it all."""
+        counts = Counter(dead_lettered=len(rejected), idempotency_hits=len(hits),
+                         deleted=len(deleted), busy=busy)
+        closing = {r.event_hash: r.error for r in rejected if r.event_hash}
+        if closing:
+            await self.worker.offload(self.worker.store.mark_dead, closing)
+        acks = [d.entry_id for d in (*hits, *deleted)]
+        if not (rejected or acks or busy):
+            return
+        async with self.worker.client.pipeline(transaction=False) as pipe:
+            for r in rejected:
+                log.warning("dead-lettering %s: %s", r.delivery.entry_id, r.error,
+                            extra={"reason": r.reason})
+                queue_dead_letter(pipe, self._letter(r.delivery, r.reason, r.error))
+            if acks:
+                pipe.xack(self.config.stream, self.config.group, *acks)
+            stats.queue_counts(pipe, self.worker.keys, self.config.stream, counts)
+            await pipe.execute()
+
+    async def mark_done(self, hashes: set[str]) -> None:
+        async with self.worker.client.pipeline(transaction=False) as pipe:
+            for event_hash in hashes:
+                self.worker.gate.queue_done(pipe, event_hash)
+            await pipe.execute()
+
+    async def count(self, counts: Counter[str]) -> None:
+        if not any(counts.values()):
+            return
+        async with self.worker.client.pipeline(transaction=False) as pipe:
+            stats.queue_counts(pipe, self.worker.keys, self.config.stream, counts)
+            await pipe.execute()
+
+    async def release(self, attempts: list[Attempt]) -> None:
+        """Give up leases at shutdown so the next worker need not wait them out."""
+        async with self.worker.client.pipeline(transaction=False) as pipe:
+            for a in attempts:
+                await self.worker.gate.queue_release(pipe, a.event_hash, a.owner, a.token)
+            await pipe.execute()
