@@ -101,6 +101,9 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = os.environ.get("REDIS_URL", "")
 STREAMDESK = options_from_env()
+STREAMDESK_AGENT_MODULES = [
+    m.strip() for m in os.environ.get("STREAMDESK_AGENT_MODULES", "").split(",") if m.strip()
+]
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},

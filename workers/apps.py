@@ -1,6 +1,9 @@
 from __future__ import annotations
 
+from importlib import import_module
+
 from django.apps import AppConfig
+from django.conf import settings
 from django.utils.module_loading import autodiscover_modules
 
 
@@ -12,3 +15,6 @@ class WorkersConfig(AppConfig):
     def ready(self) -> None:
         # Agents register themselves in each installed app's ``agents`` module.
         autodiscover_modules("agents")
+        # Agents outside installed apps (scripts, benchmarks): STREAMDESK_AGENT_MODULES.
+        for module in getattr(settings, "STREAMDESK_AGENT_MODULES", []):
+            import_module(module)
