@@ -1,0 +1,57 @@
+"""Running real workers in-process for integration tests."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import redis
+import redis.asyncio as aredis
+from pydantic import BaseModel, ConfigDict
+
+from workers.config import EngineConfig
+from workers.engine import Worker
+from workers.registry import Registry
+from workers.runs import RunStore
+
+STREAM = "streamdesk:events"
+
+
+class AnyData(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+
+def xadd(r: redis.Redis, event: dict[str, Any] | str, stream: str = STREAM) -> str:
+    payload = event if isinstance(event, str) else json.dumps(event)
+    return str(r.xadd(stream, {"event": payload}))
+
+
+async def _run(url: str, configs: list[EngineConfig], registry: Registry, timeout_s: float) -> list[Worker]:
+    clients = [aredis.Redis.from_url(url, decode_responses=True, encoding_errors="replace")
+               for _ in configs]
+    workers = [Worker(c, client, registry, RunStore()) for c, client in zip(configs, clients)]
+    try:
+        await asyncio.wait_for(asyncio.gather(*(w.run() for w in workers)), timeout_s)
+    finally:
+        for client in clients:
+            await client.aclose()
+    return workers
+
+
+def run_burst(url: str, config: EngineConfig, registry: Registry, timeout_s: float = 30) -> Worker:
+    """One worker until nothing is new or pending (``burst``)."""
+    return asyncio.run(_run(url, [config], registry, timeout_s))[0]
+
+
+def run_many(url: str, configs: list[EngineConfig], registry: Registry, timeout_s: float = 30) -> list[Worker]:
+    """Several workers (distinct consumers) at once, in one event loop."""
+    return asyncio.run(_run(url, configs, registry, timeout_s))
+
+
+def counters(r: redis.Redis, stream: str = STREAM) -> dict[str, int]:
+    return {k: int(v) for k, v in r.hgetall(f"streamdesk:stats:{stream}").items()}
+
+
+def pending(r: redis.Redis, stream: str = STREAM, group: str = "agents") -> int:
+    return int(r.xpending(stream, group)["pending"])

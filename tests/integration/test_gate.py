@@ -1,0 +1,119 @@
+"""The Lua gate against a real server."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import redis
+import redis.asyncio as aredis
+
+from workers.gate import Gate, Outcome
+from workers.keys import Keys
+
+
+def run(coro):  # type: ignore[no-untyped-def]
+    return asyncio.run(coro)
+
+
+async def with_gate(redis_url: str, lease_ms: int, fn):  # type: ignore[no-untyped-def]
+    client = aredis.Redis.from_url(redis_url, decode_responses=True)
+    try:
+        return await fn(Gate(client, Keys(), lease_ms, done_ttl_s=60), client)
+    finally:
+        await client.aclose()
+
+
+def test_first_caller_acquires_second_is_busy(r: redis.Redis, redis_url: str) -> None:
+    async def go(gate: Gate, client: aredis.Redis) -> list[object]:
+        return await gate.acquire_many([("h1", "a/1"), ("h1", "b/2")])
+
+    first, second = run(with_gate(redis_url, 5000, go))
+    assert (first.outcome, first.token) == (Outcome.ACQUIRED, 1)
+    assert second.outcome is Outcome.BUSY
+
+
+def test_expired_lease_is_taken_over_with_a_higher_token(r: redis.Redis, redis_url: str) -> None:
+    async def go(gate: Gate, client: aredis.Redis) -> list[object]:
+        [a] = await gate.acquire_many([("h", "a/1")])
+        await asyncio.sleep(0.15)
+        [b] = await gate.acquire_many([("h", "b/2")])
+        return [a, b]
+
+    a, b = run(with_gate(redis_url, 100, go))
+    assert b.outcome is Outcome.TAKEOVER
+    assert b.token == a.token + 1
+
+
+def test_done_record_is_a_hit(r: redis.Redis, redis_url: str) -> None:
+    async def go(gate: Gate, client: aredis.Redis) -> object:
+        await gate.acquire_many([("h", "a/1")])
+        async with client.pipeline(transaction=False) as pipe:
+            gate.queue_done(pipe, "h")
+            await pipe.execute()
+        [again] = await gate.acquire_many([("h", "b/2")])
+        return again
+
+    assert run(with_gate(redis_url, 5000, go)).outcome is Outcome.HIT
+    assert 0 < r.ttl("streamdesk:idem:h") <= 60
+
+
+def test_release_lets_a_retry_start_at_once(r: redis.Redis, redis_url: str) -> None:
+    async def go(gate: Gate, client: aredis.Redis) -> object:
+        [a] = await gate.acquire_many([("h", "a/1")])
+        async with client.pipeline(transaction=False) as pipe:
+            await gate.queue_release(pipe, "h", "a/1", a.token)
+            await pipe.execute()
+        [b] = await gate.acquire_many([("h", "b/2")])
+        return b
+
+    b = run(with_gate(redis_url, 60_000, go))
+    assert (b.outcome, b.token) == (Outcome.ACQUIRED, 2)
+
+
+def test_release_by_a_stale_owner_changes_nothing(r: redis.Redis, redis_url: str) -> None:
+    async def go(gate: Gate, client: aredis.Redis) -> object:
+        await gate.acquire_many([("h", "a/1")])
+        async with client.pipeline(transaction=False) as pipe:
+            await gate.queue_release(pipe, "h", "a/1", 99)
+            await pipe.execute()
+        [b] = await gate.acquire_many([("h", "b/2")])
+        return b
+
+    assert run(with_gate(redis_url, 60_000, go)).outcome is Outcome.BUSY
+
+
+def test_renew_keeps_a_long_agent_from_being_taken_over(r: redis.Redis, redis_url: str) -> None:
+    async def go(gate: Gate, client: aredis.Redis) -> list[object]:
+        [a] = await gate.acquire_many([("h", "a/1")])
+        held = []
+        for _ in range(4):
+            await asyncio.sleep(0.05)
+            held += await gate.renew_many([("h", "a/1", a.token)])
+        [b] = await gate.acquire_many([("h", "b/2")])
+        return [held, b]
+
+    held, b = run(with_gate(redis_url, 120, go))
+    assert held == [True] * 4
+    assert b.outcome is Outcome.BUSY
+
+
+def test_renew_reports_a_lost_lease(r: redis.Redis, redis_url: str) -> None:
+    async def go(gate: Gate, client: aredis.Redis) -> list[bool]:
+        [a] = await gate.acquire_many([("h", "a/1")])
+        await asyncio.sleep(0.15)
+        await gate.acquire_many([("h", "b/2")])
+        return await gate.renew_many([("h", "a/1", a.token)])
+
+    assert run(with_gate(redis_url, 100, go)) == [False]
+
+
+def test_lease_uses_the_server_clock(r: redis.Redis, redis_url: str) -> None:
+    async def go(gate: Gate, client: aredis.Redis) -> None:
+        await gate.acquire_many([("h", "a/1")])
+
+    run(with_gate(redis_url, 10_000, go))
+    server_ms = int(r.time()[0]) * 1000
+    lease_until = int(r.hget("streamdesk:idem:h", "lease_until") or 0)
+    assert 9_000 < lease_until - server_ms <= 11_000
+    assert abs(server_ms - time.time() * 1000) < 60_000

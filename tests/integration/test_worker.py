@@ -1,0 +1,185 @@
+"""The worker end to end, in-process, against a real server and database."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections import Counter
+from dataclasses import replace
+from typing import Any
+
+import pytest
+import redis
+
+from tests.integration.helpers import STREAM, AnyData, counters, pending, run_burst, run_many, xadd
+from workers.config import EngineConfig
+from workers.models import AgentRun, RunStatus
+from workers.registry import Registry
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def counting_registry(runs: Counter[str], fail_times: int = 0) -> Registry:
+    registry = Registry()
+
+    async def count(event: Any, ctx: Any) -> dict[str, Any]:
+        runs[event.hash] += 1
+        if runs[event.hash] <= fail_times:
+            raise RuntimeError(f"attempt {runs[event.hash]} fails")
+        return {"n": event.data.model_dump().get("n")}
+
+    registry.register("test.count", AnyData, count)
+    return registry
+
+
+def test_duplicates_xadded_concurrently_run_once(r: redis.Redis, redis_url: str, config: EngineConfig) -> None:
+    events = [{"type": "test.count", "source": "t", "id": f"e{i}", "data": {"n": i}} for i in range(100)]
+
+    def produce() -> None:
+        client = redis.Redis.from_url(redis_url, decode_responses=True)
+        for event in events:
+            xadd(client, event)
+        client.close()
+
+    threads = [threading.Thread(target=produce) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert r.xlen(STREAM) == 300
+
+    runs: Counter[str] = Counter()
+    configs = [replace(config, consumer=f"w{i}") for i in range(2)]
+    run_many(redis_url, configs, counting_registry(runs))
+
+    assert len(runs) == 100 and set(runs.values()) == {1}
+    assert AgentRun.objects.filter(status=RunStatus.SUCCEEDED, attempts=1).count() == 100
+    stats = counters(r)
+    assert (stats["processed"], stats["idempotency_hits"]) == (100, 200)
+    assert pending(r) == 0
+
+
+def test_failed_agent_is_retried_with_backoff_then_succeeds(r: redis.Redis, redis_url: str, config: EngineConfig) -> None:
+    xadd(r, {"type": "test.count", "id": "x", "data": {"n": 1}})
+    runs: Counter[str] = Counter()
+    run_burst(redis_url, config, counting_registry(runs, fail_times=2))
+
+    row = AgentRun.objects.get()
+    assert (row.status, row.attempts, row.result) == (RunStatus.SUCCEEDED, 3, {"n": 1})
+    assert sum(runs.values()) == 3
+    stats = counters(r)
+    assert (stats["failed"], stats["processed"], stats.get("dead_lettered", 0)) == (2, 1, 0)
+
+
+def test_poison_event_is_dead_lettered_after_max_deliveries(r: redis.Redis, redis_url: str, config: EngineConfig) -> None:
+    entry = xadd(r, {"type": "demo.fail", "id": "p", "data": {"message": "always"}})
+    from workers.registry import default_registry
+
+    run_burst(redis_url, config, default_registry)
+
+    [(dead_id, fields)] = r.xrange(f"{STREAM}:dead")
+    assert fields["reason"] == "max-deliveries"
+    assert "DemoFailure: always" in fields["error"]
+    assert (fields["entry_id"], fields["deliveries"], fields["by"]) == (entry, "3", "test-worker")
+    assert json.loads(fields["event"])["id"] == "p"
+    row = AgentRun.objects.get()
+    assert (row.status, row.attempts) == (RunStatus.DEAD, 3)
+    stats = counters(r)
+    assert (stats["failed"], stats["dead_lettered"]) == (3, 1)
+    assert pending(r) == 0
+
+
+def test_malformed_entries_are_dead_lettered_and_the_worker_goes_on(r: redis.Redis, redis_url: str, config: EngineConfig) -> None:
+    bad = {
+        "decode-error": ["not json", "[1, 2]"],
+        "invalid-envelope": [json.dumps({"data": {}}), json.dumps({"type": "test.count", "data": "x"})],
+        "invalid-data": [json.dumps({"type": "demo.sleep", "data": {"ms": "long"}})],
+        "unknown-type": [json.dumps({"type": "no.such.type", "data": {}})],
+        "too-large": [json.dumps({"type": "test.count", "data": {"blob": "x" * 2_000_000}})],
+    }
+    for payloads in bad.values():
+        for payload in payloads:
+            xadd(r, payload)
+    r.xadd(STREAM, {"something": "else"})  # no event field at all
+    xadd(r, {"type": "test.count", "id": "good", "data": {"n": 7}})
+
+    runs: Counter[str] = Counter()
+    from workers.registry import default_registry
+
+    registry = counting_registry(runs)
+    for spec in default_registry:
+        registry.register(spec.type, spec.schema, spec.handler)
+    run_burst(redis_url, config, registry)
+
+    reasons = Counter(f["reason"] for _, f in r.xrange(f"{STREAM}:dead"))
+    expected = Counter({k: len(v) for k, v in bad.items()})
+    expected["decode-error"] += 1
+    assert reasons == expected
+    assert len(runs) == 1 and AgentRun.objects.get().result == {"n": 7}
+    assert counters(r)["dead_lettered"] == sum(expected.values())
+    assert pending(r) == 0
+
+
+def test_entries_deleted_while_pending_are_acked_and_counted(r: redis.Redis, redis_url: str, config: EngineConfig) -> None:
+    r.xgroup_create(STREAM, "agents", id="0", mkstream=True)
+    own = xadd(r, {"type": "test.count", "id": "own", "data": {}})
+    ghost = xadd(r, {"type": "test.count", "id": "ghost", "data": {}})
+    r.xreadgroup("agents", config.consumer, {STREAM: ">"}, count=1)  # ours, from a past life
+    r.xreadgroup("agents", "dead-consumer", {STREAM: ">"}, count=1)  # a dead worker's
+    r.xdel(STREAM, own, ghost)
+    assert pending(r) == 2
+
+    runs: Counter[str] = Counter()
+    run_burst(redis_url, config, counting_registry(runs))
+
+    assert not runs
+    assert counters(r)["deleted"] == 2
+    assert pending(r) == 0
+
+
+def test_a_lost_gate_record_is_recovered_from_the_database(r: redis.Redis, redis_url: str, config: EngineConfig) -> None:
+    event = {"type": "test.count", "source": "t", "id": "once", "data": {"n": 1}}
+    xadd(r, event)
+    runs: Counter[str] = Counter()
+    registry = counting_registry(runs)
+    run_burst(redis_url, config, registry)
+    for key in r.scan_iter("streamdesk:idem:*"):
+        r.delete(key)  # as after a Redis restart without AOF
+
+    xadd(r, event)
+    run_burst(redis_url, config, registry)
+
+    assert sum(runs.values()) == 1
+    assert counters(r)["idempotency_hits"] == 1
+    assert r.hget(next(iter(r.scan_iter("streamdesk:idem:*"))), "state") == "done"
+
+
+def test_burst_exits_on_an_empty_stream(r: redis.Redis, redis_url: str, config: EngineConfig) -> None:
+    worker = run_burst(redis_url, config, Registry(), timeout_s=10)
+    assert worker.processed == 0
+    assert r.exists(STREAM)  # MKSTREAM created it with the group
+
+
+def test_heartbeat_is_removed_on_a_clean_exit(r: redis.Redis, redis_url: str, config: EngineConfig) -> None:
+    xadd(r, {"type": "demo.sleep", "data": {"ms": 1200}})
+    from workers.registry import default_registry
+
+    seen: list[dict[str, str]] = []
+
+    def watch() -> None:
+        client = redis.Redis.from_url(redis_url, decode_responses=True)
+        for _ in range(100):
+            beat = client.hgetall("streamdesk:workers:test-worker")
+            if beat.get("inflight") == "1":
+                seen.append(beat)
+                break
+            threading.Event().wait(0.05)
+        client.close()
+
+    watcher = threading.Thread(target=watch)
+    watcher.start()
+    run_burst(redis_url, config, default_registry)
+    watcher.join()
+    assert seen and seen[0]["current"].startswith("demo.sleep ")
+    assert not r.exists("streamdesk:workers:test-worker")
+    assert r.zscore("streamdesk:workers", "test-worker") is None
