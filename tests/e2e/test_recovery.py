@@ -1,0 +1,96 @@
+"""Crash, pause and shutdown of real worker processes."""
+
+from __future__ import annotations
+
+import json
+import signal
+
+import pytest
+import redis
+
+from tests.e2e.conftest import Workers, wait_for
+from tests.integration.helpers import counters, pending, xadd
+from workers.models import AgentRun, RunStatus
+
+pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
+
+
+def publish_sleeps(r: redis.Redis, n: int, ms: int) -> None:
+    for i in range(n):
+        xadd(r, {"type": "demo.sleep", "source": "test", "id": f"s{i}", "data": {"ms": ms}})
+
+
+def running() -> int:
+    return AgentRun.objects.filter(status=RunStatus.RUNNING).count()
+
+
+def test_sigkill_mid_agent_is_recovered_by_another_worker(r: redis.Redis, workers: Workers) -> None:
+    publish_sleeps(r, 20, 800)
+    victim = workers.start("victim")
+    wait_for(lambda: running() >= 8, what="the victim to start agents")
+    victim.send_signal(signal.SIGKILL)
+    victim.wait(timeout=10)
+
+    rescuer = workers.start("rescuer", "--burst")
+    assert rescuer.wait(timeout=60) == 0, workers.log("rescuer")
+
+    rows = AgentRun.objects.all()
+    assert rows.count() == 20
+    assert {r_.status for r_ in rows} == {RunStatus.SUCCEEDED}
+    assert rows.filter(attempts=2, consumer="rescuer").count() >= 1  # taken over, not re-run
+    stats = counters(r)
+    assert stats["processed"] <= 20 and stats["reclaimed"] >= 1
+    assert pending(r) == 0
+
+
+def test_sigterm_lets_in_flight_agents_finish(r: redis.Redis, workers: Workers) -> None:
+    publish_sleeps(r, 5, 1500)
+    worker = workers.start("graceful")
+    wait_for(lambda: running() == 5, what="five agents running")
+    worker.send_signal(signal.SIGTERM)
+    assert worker.wait(timeout=30) == 0, workers.log("graceful")
+
+    assert AgentRun.objects.filter(status=RunStatus.SUCCEEDED).count() == 5
+    assert pending(r) == 0
+    assert not r.exists("streamdesk:workers:graceful")
+
+
+def test_paused_worker_loses_its_lease_and_its_commit_is_fenced(r: redis.Redis, workers: Workers) -> None:
+    xadd(r, {"type": "demo.sleep", "source": "test", "id": "slow", "data": {"ms": 2500}})
+    paused = workers.start("paused")
+    wait_for(lambda: running() == 1, what="the agent to start")
+    paused.send_signal(signal.SIGSTOP)  # a GC pause, a frozen VM: no renewals, no commit
+    try:
+        taker = workers.start("taker", "--burst")
+        assert taker.wait(timeout=60) == 0, workers.log("taker")
+    finally:
+        paused.send_signal(signal.SIGCONT)
+
+    wait_for(lambda: counters(r).get("fenced", 0) == 1, what="the stale commit to be fenced")
+    paused.send_signal(signal.SIGTERM)
+    assert paused.wait(timeout=30) == 0, workers.log("paused")
+
+    row = AgentRun.objects.get()
+    assert (row.status, row.consumer, row.attempts) == (RunStatus.SUCCEEDED, "taker", 2)
+    assert row.lease.endswith("#2")
+    assert counters(r)["processed"] == 1
+    assert "result fenced" in workers.log("paused")
+    assert pending(r) == 0
+
+
+def test_exhausted_entries_of_dying_workers_are_dead_lettered(r: redis.Redis, workers: Workers) -> None:
+    """An event that kills its worker every time must not loop forever."""
+    xadd(r, {"type": "demo.sleep", "source": "test", "id": "killer", "data": {"ms": 5000}})
+    for attempt in range(3):
+        victim = workers.start(f"victim{attempt}")
+        wait_for(lambda: running() == 1 and AgentRun.objects.get().attempts == attempt + 1,
+                 what=f"attempt {attempt + 1}")
+        victim.send_signal(signal.SIGKILL)
+        victim.wait(timeout=10)
+    last = workers.start("last", "--burst", "--max-deliveries", "3")
+    assert last.wait(timeout=60) == 0, workers.log("last")
+
+    [(_, fields)] = r.xrange("streamdesk:events:dead")
+    assert fields["reason"] == "max-deliveries" and json.loads(fields["event"])["id"] == "killer"
+    assert AgentRun.objects.get().status == RunStatus.DEAD
+    assert pending(r) == 0
