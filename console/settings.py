@@ -31,7 +31,9 @@ if not SECRET_KEY:
 
         raise ImproperlyConfigured("SECRET_KEY must be set when DEBUG is off")
     SECRET_KEY = "insecure-local-development-key-set-SECRET_KEY-in-production"
-ALLOWED_HOSTS = [h for h in os.environ.get("ALLOWED_HOSTS", "localhost,127.0.0.1,[::1]").split(",") if h]
+ALLOWED_HOSTS = [
+    h for h in os.environ.get("ALLOWED_HOSTS", "localhost,127.0.0.1,[::1]").split(",") if h
+]
 
 INSTALLED_APPS = [
     "daphne",

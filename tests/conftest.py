@@ -54,9 +54,17 @@ def r(redis_url: str) -> Iterator[redis.Redis]:
 def config() -> EngineConfig:
     """Short timings so recovery paths run in seconds, not minutes."""
     return EngineConfig(
-        consumer="test-worker", concurrency=8, block_ms=100, claim_idle_ms=1500,
-        lease_ms=1000, retry_base_ms=50, reclaim_interval_ms=100, drain_timeout_s=5,
-        heartbeat_s=0.5, max_deliveries=3, burst=True,
+        consumer="test-worker",
+        concurrency=8,
+        block_ms=100,
+        claim_idle_ms=1500,
+        lease_ms=1000,
+        retry_base_ms=50,
+        reclaim_interval_ms=100,
+        drain_timeout_s=5,
+        heartbeat_s=0.5,
+        max_deliveries=3,
+        burst=True,
     )
 
 

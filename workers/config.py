@@ -102,8 +102,11 @@ def options_from_env() -> dict[str, Any]:
     for option, var in ints.items():
         if os.environ.get(var):
             out[option] = env_int(var, defaults[option].default)  # type: ignore[arg-type]
-    for option, var in (("stream", "STREAMDESK_STREAM"), ("group", "STREAMDESK_GROUP"),
-                        ("prefix", "STREAMDESK_PREFIX")):
+    for option, var in (
+        ("stream", "STREAMDESK_STREAM"),
+        ("group", "STREAMDESK_GROUP"),
+        ("prefix", "STREAMDESK_PREFIX"),
+    ):
         if os.environ.get(var):
             out[option] = os.environ[var]
     if os.environ.get("STREAMDESK_DRAIN_TIMEOUT_S"):

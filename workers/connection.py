@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import redis
 import redis.asyncio as aredis
@@ -24,7 +24,7 @@ def resolve_url(redis_url: str, data_dir: Path) -> str:
 
 
 def parse_version(text: str) -> tuple[int, int, int]:
-    parts = (text.split(".") + ["0", "0", "0"])[:3]
+    parts = [*text.split("."), "0", "0", "0"][:3]
     try:
         major, minor, patch = (int(p) for p in parts)
     except ValueError:
@@ -53,7 +53,7 @@ def connect(url: str, **kwargs: Any) -> redis.Redis:
     """A sync client, checked to reach a recent enough server."""
     client = redis.Redis.from_url(url, decode_responses=True, **kwargs)
     try:
-        check_version(client.info("server"))
+        check_version(cast(dict[str, Any], client.info("server")))
     except (redis.ConnectionError, redis.TimeoutError, OSError) as exc:
         client.close()
         raise RedisUnavailable(f"cannot reach Redis at {url}: {exc}") from exc
@@ -61,7 +61,7 @@ def connect(url: str, **kwargs: Any) -> redis.Redis:
 
 
 async def aconnect(url: str, **kwargs: Any) -> aredis.Redis:
-    client = aredis.Redis.from_url(url, decode_responses=True, **kwargs)
+    client: aredis.Redis = aredis.Redis.from_url(url, decode_responses=True, **kwargs)
     try:
         check_version(await client.info("server"))
     except (redis.ConnectionError, redis.TimeoutError, OSError) as exc:

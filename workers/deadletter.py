@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
+from typing import Any
 
 from redis.asyncio.client import Pipeline
 
@@ -21,8 +22,8 @@ class DeadLetter:
     dead_at: str
     by: str
 
-    def fields(self) -> dict[str, str]:
-        out = {k: str(v) for k, v in asdict(self).items()}
+    def fields(self) -> dict[Any, Any]:
+        out: dict[Any, Any] = {k: str(v) for k, v in asdict(self).items()}
         out[EVENT_FIELD] = self.event
         return out
 

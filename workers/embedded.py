@@ -60,7 +60,9 @@ def ping(url: str, timeout_s: float = 0.5) -> bool:
         client.close()
 
 
-def wait_until_ready(url: str, timeout_s: float, proc: subprocess.Popen[bytes] | None = None) -> None:
+def wait_until_ready(
+    url: str, timeout_s: float, proc: subprocess.Popen[bytes] | None = None
+) -> None:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         if ping(url):
@@ -141,13 +143,22 @@ class EmbeddedValkey:
         with contextlib.suppress(FileNotFoundError):
             self.socket_path.unlink()
         args = [
-            str(valkey_binary()), *listen,
-            "--dir", str(self.data_dir),
-            "--appendonly", "yes", "--appendfsync", "everysec",
-            "--daemonize", "yes",
-            "--pidfile", str(self.pid_path),
-            "--logfile", str(self.log_path),
-            "--protected-mode", "yes",
+            str(valkey_binary()),
+            *listen,
+            "--dir",
+            str(self.data_dir),
+            "--appendonly",
+            "yes",
+            "--appendfsync",
+            "everysec",
+            "--daemonize",
+            "yes",
+            "--pidfile",
+            str(self.pid_path),
+            "--logfile",
+            str(self.log_path),
+            "--protected-mode",
+            "yes",
         ]
         result = subprocess.run(args, capture_output=True, text=True, check=False)
         if result.returncode != 0:
@@ -185,8 +196,17 @@ class PrivateServer:
     def start(self) -> PrivateServer:
         self.data_dir.mkdir(parents=True, exist_ok=True)
         args = [
-            str(valkey_binary()), "--port", str(self.port), "--bind", "127.0.0.1",
-            "--dir", str(self.data_dir), "--save", "", "--appendonly", "no",
+            str(valkey_binary()),
+            "--port",
+            str(self.port),
+            "--bind",
+            "127.0.0.1",
+            "--dir",
+            str(self.data_dir),
+            "--save",
+            "",
+            "--appendonly",
+            "no",
         ]
         self._proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         wait_until_ready(self.url, START_TIMEOUT_S, self._proc)

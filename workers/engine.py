@@ -8,6 +8,7 @@ database claim, then, as agents finish, one database commit and one settle pipel
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 import traceback
@@ -27,8 +28,8 @@ from workers.bus import Delivery
 from workers.config import EngineConfig
 from workers.context import AgentContext
 from workers.gate import Gate, Outcome, lease_name
-from workers.intake import Rejected, Runnable, sort_deliveries
 from workers.housekeeping import Housekeeper
+from workers.intake import Rejected, Runnable, sort_deliveries
 from workers.reclaim import Reclaimer
 from workers.registry import Registry
 from workers.runs import Claim, Finish
@@ -149,10 +150,8 @@ class Worker:
         return False
 
     async def _sleep(self, seconds: float) -> None:
-        try:
+        with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self.stopping.wait(), timeout=seconds)
-        except TimeoutError:
-            pass
 
     async def offload(self, fn: Callable[..., T], *args: Any) -> T:
         return await asyncio.get_running_loop().run_in_executor(self._db, fn, *args)
@@ -164,8 +163,12 @@ class Worker:
         after = "0"
         while not self.stopping.is_set():
             found = await bus.read_own_pending(
-                self.client, self.config.stream, self.config.group, self.config.consumer,
-                after, self.config.batch_size,
+                self.client,
+                self.config.stream,
+                self.config.group,
+                self.config.consumer,
+                after,
+                self.config.batch_size,
             )
             if not found:
                 return
@@ -190,7 +193,11 @@ class Worker:
                 return False
         block_ms = min(self.config.block_ms, 100) if self.config.burst else self.config.block_ms
         batch = await bus.read_new(
-            self.client, self.config.stream, self.config.group, self.config.consumer, want,
+            self.client,
+            self.config.stream,
+            self.config.group,
+            self.config.consumer,
+            want,
             block_ms,
         )
         if batch:
@@ -264,24 +271,35 @@ class Worker:
                 busy += 1 + len(group.followers)
             else:
                 if ticket.outcome is Outcome.TAKEOVER:
-                    log.info("lease taken over", extra={"event_hash": group.leader.event.hash,
-                                                         "token": ticket.token})
-                attempts.append(Attempt(group.leader, owner, ticket.token, now, mono,
-                                        list(group.followers)))
+                    log.info(
+                        "lease taken over",
+                        extra={"event_hash": group.leader.event.hash, "token": ticket.token},
+                    )
+                attempts.append(
+                    Attempt(group.leader, owner, ticket.token, now, mono, list(group.followers))
+                )
         done = await self.offload(self.store.claim, [self._claim(a) for a in attempts])
         if done:
             # The database says these finished although Redis forgot: duplicates after all.
             await self.settler.mark_done(done)
-            hits += [d for a in attempts if a.event_hash in done for d in (a.delivery, *a.followers)]
+            hits += [
+                d for a in attempts if a.event_hash in done for d in (a.delivery, *a.followers)
+            ]
             attempts = [a for a in attempts if a.event_hash not in done]
         return attempts, hits, busy
 
     def _claim(self, attempt: Attempt) -> Claim:
         event = attempt.runnable.event
         return Claim(
-            event_hash=event.hash, lease=attempt.lease, consumer=self.config.consumer,
-            event_type=event.type, event_id=event.id or "", source=event.source,
-            subject=event.subject or "", stream=event.stream, entry_id=event.entry_id,
+            event_hash=event.hash,
+            lease=attempt.lease,
+            consumer=self.config.consumer,
+            event_type=event.type,
+            event_id=event.id or "",
+            source=event.source,
+            subject=event.subject or "",
+            stream=event.stream,
+            entry_id=event.entry_id,
             started_at=attempt.started_at,
         )
 
@@ -294,8 +312,11 @@ class Worker:
     async def _run(self, attempt: Attempt) -> None:
         runnable = attempt.runnable
         ctx = AgentContext(
-            consumer=self.config.consumer, stream=self.config.stream, group=self.config.group,
-            event_hash=attempt.event_hash, token=attempt.token,
+            consumer=self.config.consumer,
+            stream=self.config.stream,
+            group=self.config.group,
+            event_hash=attempt.event_hash,
+            token=attempt.token,
             deliveries=attempt.delivery.deliveries,
         )
         try:
@@ -327,8 +348,9 @@ class Worker:
         await self.settler.flush(timeout_s=max(self.config.drain_timeout_s, 5.0))
         leftover = list(self.inflight.values())
         if leftover:
-            log.warning("drain timeout: releasing %d unfinished events for redelivery",
-                        len(leftover))
+            log.warning(
+                "drain timeout: releasing %d unfinished events for redelivery", len(leftover)
+            )
             for attempt in leftover:
                 if attempt.task is not None:
                     attempt.task.cancel()

@@ -106,7 +106,8 @@ class Gate:
         async with self.client.pipeline(transaction=False) as pipe:
             for event_hash, owner in requests:
                 await self._acquire(
-                    keys=[self.keys.gate(event_hash)], args=[owner, self.lease_ms, ttl_ms],
+                    keys=[self.keys.gate(event_hash)],
+                    args=[owner, self.lease_ms, ttl_ms],
                     client=pipe,
                 )
             replies: list[Any] = await pipe.execute()
@@ -119,7 +120,8 @@ class Gate:
         async with self.client.pipeline(transaction=False) as pipe:
             for event_hash, owner, token in leases:
                 await self._renew(
-                    keys=[self.keys.gate(event_hash)], args=[owner, token, self.lease_ms],
+                    keys=[self.keys.gate(event_hash)],
+                    args=[owner, token, self.lease_ms],
                     client=pipe,
                 )
             replies = await pipe.execute()

@@ -58,16 +58,23 @@ class Housekeeper:
             "started_ms": self.worker.started_ms,
             "processed": self.worker.processed,
             "inflight": len(self.worker.inflight),
-            "current": (f"{current.runnable.event.type} {current.delivery.entry_id}"
-                        if current else ""),
+            "current": (
+                f"{current.runnable.event.type} {current.delivery.entry_id}" if current else ""
+            ),
             "state": "draining" if self.worker.stopping.is_set() else "running",
         }
 
     async def beat(self) -> None:
         ttl_s = max(int(self.config.heartbeat_s * 3), 2)
         async with self.worker.client.pipeline(transaction=False) as pipe:
-            stats.queue_heartbeat(pipe, self.worker.keys, self.config.consumer, self.info(),
-                                  ttl_s, int(time.time() * 1000))
+            stats.queue_heartbeat(
+                pipe,
+                self.worker.keys,
+                self.config.consumer,
+                self.info(),
+                ttl_s,
+                int(time.time() * 1000),
+            )
             await pipe.execute()
 
     async def farewell(self) -> None:

@@ -38,8 +38,12 @@ def to_runnable(delivery: Delivery, stream: str, registry: Registry, max_bytes: 
     spec = registry.get(envelope.type)
     data = registry.validate(envelope.type, envelope.data)
     event = Event(
-        envelope=envelope, data=data, hash=event_hash(envelope), stream=stream,
-        entry_id=delivery.entry_id, deliveries=delivery.deliveries,
+        envelope=envelope,
+        data=data,
+        hash=event_hash(envelope),
+        stream=stream,
+        entry_id=delivery.entry_id,
+        deliveries=delivery.deliveries,
     )
     return Runnable(delivery, event, spec)
 

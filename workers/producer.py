@@ -34,8 +34,14 @@ def build_envelope(
     registry.validate(event_type, raw)
     try:
         return Envelope(
-            type=event_type, source=source, id=id or str(uuid.uuid4()), subject=subject,
-            time=time or now_utc(), data=raw, context=context, idempotencykey=key,
+            type=event_type,
+            source=source,
+            id=id or str(uuid.uuid4()),
+            subject=subject,
+            time=time or now_utc(),
+            data=raw,
+            context=context,
+            idempotencykey=key,
         )
     except ValidationError as exc:
         raise InvalidEnvelope(first_error(exc)) from exc

@@ -42,8 +42,12 @@ class Reclaimer:
             if want <= 0:
                 break
             reply = await self.client.xautoclaim(
-                self.stream, self.group, self.consumer, self.idle_ms,
-                start_id=self.cursor, count=want,
+                self.stream,
+                self.group,
+                self.consumer,
+                self.idle_ms,
+                start_id=self.cursor,
+                count=want,
             )
             self.cursor = str(reply[0])
             self._collect(found, reply)
@@ -73,5 +77,7 @@ class Reclaimer:
             # Missing: acked or deleted meanwhile; the gate and XACK cope with that.
             delivery.deliveries = counts.get(delivery.entry_id, delivery.deliveries)
         if found.nil_payloads:
-            log.warning("reclaim: %d pending entries have no payload (Redis 6.2 nil replies)",
-                        found.nil_payloads)
+            log.warning(
+                "reclaim: %d pending entries have no payload (Redis 6.2 nil replies)",
+                found.nil_payloads,
+            )

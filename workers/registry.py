@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 import inspect
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -18,7 +19,7 @@ Handler = Callable[..., Any]
 @dataclass(frozen=True, slots=True)
 class AgentSpec:
     type: str
-    schema: type[BaseModel]
+    schema: builtins.type[BaseModel]
     handler: Handler
     is_async: bool
 
@@ -54,7 +55,9 @@ class Registry:
         try:
             return self._specs[event_type]
         except KeyError:
-            raise UnknownEventType(f"no agent is registered for event type {event_type!r}") from None
+            raise UnknownEventType(
+                f"no agent is registered for event type {event_type!r}"
+            ) from None
 
     def validate(self, event_type: str, data: Any) -> BaseModel:
         """Parse ``data`` with the type's schema; the error names the field."""

@@ -28,7 +28,7 @@ class RetryPolicy:
     def backoff_ms(self, deliveries: int) -> int:
         """Exponential in the delivery count: base, 2*base, 4*base, ... up to the cap."""
         exponent = max(deliveries - 1, 0)
-        return min(self.cap_ms, self.base_ms * (2 ** min(exponent, 30)))
+        return min(self.cap_ms, self.base_ms * int(2 ** min(exponent, 30)))
 
     def after_failure(self, deliveries: int) -> Decision:
         if deliveries >= self.max_deliveries:

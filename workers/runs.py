@@ -61,8 +61,9 @@ class RunStore:
             return set()
         with transaction.atomic():
             existing = dict(
-                AgentRun.objects.filter(event_hash__in=[c.event_hash for c in claims])
-                .values_list("event_hash", "status")
+                AgentRun.objects.filter(event_hash__in=[c.event_hash for c in claims]).values_list(
+                    "event_hash", "status"
+                )
             )
             done = {h for h, status in existing.items() if status == RunStatus.SUCCEEDED}
             AgentRun.objects.bulk_create(
@@ -77,20 +78,32 @@ class RunStore:
     @staticmethod
     def _new_row(c: Claim) -> AgentRun:
         return AgentRun(
-            event_hash=c.event_hash, event_type=c.event_type, event_id=c.event_id,
-            source=c.source, subject=c.subject, stream=c.stream, entry_id=c.entry_id,
-            status=RunStatus.RUNNING, attempts=1, lease=c.lease, consumer=c.consumer,
+            event_hash=c.event_hash,
+            event_type=c.event_type,
+            event_id=c.event_id,
+            source=c.source,
+            subject=c.subject,
+            stream=c.stream,
+            entry_id=c.entry_id,
+            status=RunStatus.RUNNING,
+            attempts=1,
+            lease=c.lease,
+            consumer=c.consumer,
             started_at=c.started_at,
         )
 
     @staticmethod
     def _retake(c: Claim) -> None:
-        AgentRun.objects.filter(event_hash=c.event_hash).exclude(
-            status=RunStatus.SUCCEEDED
-        ).update(
-            status=RunStatus.RUNNING, lease=c.lease, consumer=c.consumer, stream=c.stream,
-            entry_id=c.entry_id, attempts=F("attempts") + 1, started_at=c.started_at,
-            finished_at=None, error="",
+        AgentRun.objects.filter(event_hash=c.event_hash).exclude(status=RunStatus.SUCCEEDED).update(
+            status=RunStatus.RUNNING,
+            lease=c.lease,
+            consumer=c.consumer,
+            stream=c.stream,
+            entry_id=c.entry_id,
+            attempts=F("attempts") + 1,
+            started_at=c.started_at,
+            finished_at=None,
+            error="",
         )
 
     def commit(self, finishes: list[Finish]) -> set[str]:
@@ -111,8 +124,9 @@ class RunStore:
             if updated == len(leases):
                 return set(leases)
             return set(
-                AgentRun.objects.filter(lease__in=leases, status=RunStatus.SUCCEEDED)
-                .values_list("lease", flat=True)
+                AgentRun.objects.filter(lease__in=leases, status=RunStatus.SUCCEEDED).values_list(
+                    "lease", flat=True
+                )
             )
 
     def fail(self, finishes: list[Finish]) -> None:
@@ -122,7 +136,9 @@ class RunStore:
             for f in finishes:
                 AgentRun.objects.filter(lease=f.lease, status=RunStatus.RUNNING).update(
                     status=RunStatus.DEAD if f.dead else RunStatus.FAILED,
-                    error=f.error, finished_at=now, duration_ms=f.duration_ms,
+                    error=f.error,
+                    finished_at=now,
+                    duration_ms=f.duration_ms,
                 )
 
     def close(self) -> None:

@@ -17,7 +17,9 @@ log = logging.getLogger("streamdesk.worker")
 async def serve(config: EngineConfig, url: str, registry: Registry, store: RunStore) -> None:
     # Read timeouts must outlast XREADGROUP BLOCK.
     client = await aconnect(
-        url, encoding_errors="replace", socket_timeout=config.block_ms / 1000 + 10,
+        url,
+        encoding_errors="replace",
+        socket_timeout=config.block_ms / 1000 + 10,
         health_check_interval=30,
     )
     label = check_version(await client.info("server"))
@@ -27,7 +29,11 @@ async def serve(config: EngineConfig, url: str, registry: Registry, store: RunSt
         loop.add_signal_handler(sig, worker.request_stop)
     log.info(
         "worker %s reading %s as group %s on %s (concurrency %d, %d agent types)",
-        config.consumer, config.stream, config.group, label, config.concurrency,
+        config.consumer,
+        config.stream,
+        config.group,
+        label,
+        config.concurrency,
         len(list(registry)),
     )
     try:

@@ -77,8 +77,9 @@ class Settler:
                 await self._settle(batch)
                 return
             except Exception as exc:
-                log.warning("settling %d outcomes failed (%s); retrying in %.1f s",
-                            len(batch), exc, delay)
+                log.warning(
+                    "settling %d outcomes failed (%s); retrying in %.1f s", len(batch), exc, delay
+                )
             await asyncio.sleep(delay)
             delay = min(delay * 2, 5.0)
 
@@ -91,7 +92,10 @@ class Settler:
         if fails:
             await self.worker.offload(
                 self.worker.store.fail,
-                [s.finish(d.verdict is Verdict.DEAD) for s, d in zip(fails, decisions, strict=True)],
+                [
+                    s.finish(d.verdict is Verdict.DEAD)
+                    for s, d in zip(fails, decisions, strict=True)
+                ],
             )
         counts: Counter[str] = Counter()
         async with self.worker.client.pipeline(transaction=False) as pipe:
@@ -104,7 +108,9 @@ class Settler:
         for s in batch:
             self.worker.finished(s.attempt)
 
-    def _queue_success(self, pipe: Pipeline, s: Settled, committed: bool, counts: Counter[str]) -> None:
+    def _queue_success(
+        self, pipe: Pipeline, s: Settled, committed: bool, counts: Counter[str]
+    ) -> None:
         attempt = s.attempt
         if not committed:
             # Our lease was taken over: the new owner commits; this entry comes back as a hit.
@@ -129,20 +135,38 @@ class Settler:
             return
         # Make the entry look idle for all but ``retry_in_ms`` of the reclaim time, so the
         # next XAUTOCLAIM (by any worker) picks it up after the backoff, not a full idle time.
-        ids = [attempt.delivery.entry_id, *(d.entry_id for d in attempt.followers)]
+        ids: list[Any] = [attempt.delivery.entry_id, *(d.entry_id for d in attempt.followers)]
         pipe.xclaim(
-            self.config.stream, self.config.group, self.config.consumer, 0, ids,
-            idle=max(self.config.claim_idle_ms - retry_in_ms, 0), justid=True,
+            self.config.stream,
+            self.config.group,
+            self.config.consumer,
+            0,
+            ids,
+            idle=max(self.config.claim_idle_ms - retry_in_ms, 0),
+            justid=True,
         )
-        log.info("agent failed; retry in %d ms", retry_in_ms,
-                 extra={"event_hash": attempt.event_hash, "entry_id": attempt.delivery.entry_id,
-                        "deliveries": attempt.delivery.deliveries})
+        log.warning(
+            "agent failed (%s); retry in %d ms",
+            s.error.rstrip().rsplit("\n", 1)[-1],
+            retry_in_ms,
+            extra={
+                "event_hash": attempt.event_hash,
+                "entry_id": attempt.delivery.entry_id,
+                "deliveries": attempt.delivery.deliveries,
+            },
+        )
 
     def _letter(self, delivery: Delivery, reason: str, error: str) -> DeadLetter:
         return DeadLetter(
-            event=delivery.raw_event or "", stream=self.config.stream, group=self.config.group,
-            entry_id=delivery.entry_id, deliveries=delivery.deliveries, reason=reason,
-            error=error, dead_at=datetime.now(UTC).isoformat(), by=self.config.consumer,
+            event=delivery.raw_event or "",
+            stream=self.config.stream,
+            group=self.config.group,
+            entry_id=delivery.entry_id,
+            deliveries=delivery.deliveries,
+            reason=reason,
+            error=error,
+            dead_at=datetime.now(UTC).isoformat(),
+            by=self.config.consumer,
         )
 
     # -- immediate settlements from the read path --------------------------------------------
@@ -151,8 +175,9 @@ class Settler:
         self, rejected: list[Rejected], hits: list[Delivery], deleted: list[Delivery], busy: int
     ) -> None:
         """Dead-letter what cannot run, ack duplicates and deleted entries, count it all."""
-        counts = Counter(dead_lettered=len(rejected), idempotency_hits=len(hits),
-                         deleted=len(deleted), busy=busy)
+        counts = Counter(
+            dead_lettered=len(rejected), idempotency_hits=len(hits), deleted=len(deleted), busy=busy
+        )
         closing = {r.event_hash: r.error for r in rejected if r.event_hash}
         if closing:
             await self.worker.offload(self.worker.store.mark_dead, closing)
@@ -161,8 +186,12 @@ class Settler:
             return
         async with self.worker.client.pipeline(transaction=False) as pipe:
             for r in rejected:
-                log.warning("dead-lettering %s: %s", r.delivery.entry_id, r.error,
-                            extra={"reason": r.reason})
+                log.warning(
+                    "dead-lettering %s: %s",
+                    r.delivery.entry_id,
+                    r.error,
+                    extra={"reason": r.reason},
+                )
                 queue_dead_letter(pipe, self._letter(r.delivery, r.reason, r.error))
             if acks:
                 pipe.xack(self.config.stream, self.config.group, *acks)

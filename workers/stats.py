@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any
+from typing import Any, cast
 
 import redis
 from redis.asyncio.client import Pipeline
@@ -12,14 +12,14 @@ from workers.keys import Keys
 
 # Every counter a worker keeps per stream.
 COUNTERS = (
-    "processed",      # agent ran and its result committed
-    "failed",         # agent raised (each failed attempt)
+    "processed",  # agent ran and its result committed
+    "failed",  # agent raised (each failed attempt)
     "dead_lettered",  # moved to <stream>:dead
     "idempotency_hits",  # duplicate of a finished event: acked, nothing ran
-    "busy",           # another live worker holds the event's lease
-    "fenced",         # a result refused because the lease was taken over
-    "deleted",        # a pending entry whose payload was deleted from the stream
-    "reclaimed",      # entries taken over from idle consumers
+    "busy",  # another live worker holds the event's lease
+    "fenced",  # a result refused because the lease was taken over
+    "deleted",  # a pending entry whose payload was deleted from the stream
+    "reclaimed",  # entries taken over from idle consumers
 )
 
 
@@ -45,7 +45,7 @@ def read_counts(client: redis.Redis, keys: Keys, streams: list[str]) -> dict[str
 
 
 def known_streams(client: redis.Redis, keys: Keys) -> list[str]:
-    return sorted(str(s) for s in client.smembers(keys.streams_index))
+    return sorted(str(s) for s in cast(set[str], client.smembers(keys.streams_index)))
 
 
 def queue_heartbeat(
@@ -59,7 +59,7 @@ def queue_heartbeat(
 
 def live_workers(client: redis.Redis, keys: Keys) -> list[dict[str, str]]:
     """Workers whose heartbeat has not expired; stale index members are dropped."""
-    names = [str(n) for n in client.zrange(keys.workers_index, 0, -1)]
+    names = [str(n) for n in cast(list[str], client.zrange(keys.workers_index, 0, -1))]
     if not names:
         return []
     with client.pipeline(transaction=False) as pipe:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import redis
 
@@ -68,11 +68,12 @@ def snapshot(client: redis.Redis, keys: Keys, extra_streams: list[str]) -> Snaps
 
 def _groups(client: redis.Redis, stream: str) -> list[GroupStatus]:
     try:
-        rows = client.xinfo_groups(stream)
+        rows = cast(list[dict[str, Any]], client.xinfo_groups(stream))
     except redis.ResponseError:
         return []
     return [
-        GroupStatus(str(r["name"]), int(r["consumers"]), int(r["pending"]),
-                    _int_or_none(r.get("lag")))
+        GroupStatus(
+            str(r["name"]), int(r["consumers"]), int(r["pending"]), _int_or_none(r.get("lag"))
+        )
         for r in rows
     ]

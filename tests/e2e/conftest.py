@@ -24,7 +24,10 @@ class Workers:
         with open(self.log_dir / f"{name}.log", "wb") as log:  # the child keeps its own fd
             proc = subprocess.Popen(
                 [sys.executable, "manage.py", "runworker", "--consumer", name, *TIMINGS, *args],
-                cwd=ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT,
+                cwd=ROOT,
+                env=self.env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
             )
         self.procs.append(proc)
         return proc

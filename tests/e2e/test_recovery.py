@@ -55,7 +55,9 @@ def test_sigterm_lets_in_flight_agents_finish(r: redis.Redis, workers: Workers) 
     assert not r.exists("streamdesk:workers:graceful")
 
 
-def test_paused_worker_loses_its_lease_and_its_commit_is_fenced(r: redis.Redis, workers: Workers) -> None:
+def test_paused_worker_loses_its_lease_and_its_commit_is_fenced(
+    r: redis.Redis, workers: Workers
+) -> None:
     xadd(r, {"type": "demo.sleep", "source": "test", "id": "slow", "data": {"ms": 2500}})
     paused = workers.start("paused")
     wait_for(lambda: running() == 1, what="the agent to start")
@@ -78,13 +80,17 @@ def test_paused_worker_loses_its_lease_and_its_commit_is_fenced(r: redis.Redis, 
     assert pending(r) == 0
 
 
-def test_exhausted_entries_of_dying_workers_are_dead_lettered(r: redis.Redis, workers: Workers) -> None:
+def test_exhausted_entries_of_dying_workers_are_dead_lettered(
+    r: redis.Redis, workers: Workers
+) -> None:
     """An event that kills its worker every time must not loop forever."""
     xadd(r, {"type": "demo.sleep", "source": "test", "id": "killer", "data": {"ms": 5000}})
     for attempt in range(3):
         victim = workers.start(f"victim{attempt}")
-        wait_for(lambda: running() == 1 and AgentRun.objects.get().attempts == attempt + 1,
-                 what=f"attempt {attempt + 1}")
+        wait_for(
+            lambda n=attempt + 1: running() == 1 and AgentRun.objects.get().attempts == n,
+            what=f"attempt {attempt + 1}",
+        )
         victim.send_signal(signal.SIGKILL)
         victim.wait(timeout=10)
     last = workers.start("last", "--burst", "--max-deliveries", "3")

@@ -27,10 +27,16 @@ def xadd(r: redis.Redis, event: dict[str, Any] | str, stream: str = STREAM) -> s
     return str(r.xadd(stream, {"event": payload}))
 
 
-async def _run(url: str, configs: list[EngineConfig], registry: Registry, timeout_s: float) -> list[Worker]:
-    clients = [aredis.Redis.from_url(url, decode_responses=True, encoding_errors="replace")
-               for _ in configs]
-    workers = [Worker(c, client, registry, RunStore()) for c, client in zip(configs, clients)]
+async def _run(
+    url: str, configs: list[EngineConfig], registry: Registry, timeout_s: float
+) -> list[Worker]:
+    clients = [
+        aredis.Redis.from_url(url, decode_responses=True, encoding_errors="replace")
+        for _ in configs
+    ]
+    workers = [
+        Worker(c, client, registry, RunStore()) for c, client in zip(configs, clients, strict=True)
+    ]
     try:
         await asyncio.wait_for(asyncio.gather(*(w.run() for w in workers)), timeout_s)
     finally:
@@ -44,7 +50,9 @@ def run_burst(url: str, config: EngineConfig, registry: Registry, timeout_s: flo
     return asyncio.run(_run(url, [config], registry, timeout_s))[0]
 
 
-def run_many(url: str, configs: list[EngineConfig], registry: Registry, timeout_s: float = 30) -> list[Worker]:
+def run_many(
+    url: str, configs: list[EngineConfig], registry: Registry, timeout_s: float = 30
+) -> list[Worker]:
     """Several workers (distinct consumers) at once, in one event loop."""
     return asyncio.run(_run(url, configs, registry, timeout_s))
 

@@ -22,11 +22,17 @@ def test_our_runworker_wins_over_channels() -> None:
     assert get_commands()["runworker"] == "workers"
 
 
-@pytest.mark.parametrize("command", ["runworker", "publish", "streams", "valkey", "demoproducer", "up"])
+@pytest.mark.parametrize(
+    "command", ["runworker", "publish", "streams", "valkey", "demoproducer", "up"]
+)
 def test_every_command_has_help(command: str) -> None:
     result = subprocess.run(
-        [sys.executable, "manage.py", command, "--help"], cwd=ROOT, capture_output=True,
-        text=True, timeout=60, check=False,
+        [sys.executable, "manage.py", command, "--help"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
     )
     assert result.returncode == 0, result.stderr
     assert "usage:" in result.stdout
@@ -46,11 +52,20 @@ def test_streams_json_is_one_object_in_the_documented_shape(r: redis.Redis) -> N
     out = StringIO()
     call_command("streams", "--json", stdout=out)
     data = json.loads(out.getvalue())
-    assert data["streams"] == [{
-        "name": "streamdesk:events", "length": 3, "dead_letters": 1,
-        "groups": [{"name": "agents", "consumers": 1, "pending": 1, "lag": 2}],
-    }]
-    assert (data["processed"], data["failed"], data["dead_lettered"], data["idempotency_hits"]) == (4, 0, 0, 2)
+    assert data["streams"] == [
+        {
+            "name": "streamdesk:events",
+            "length": 3,
+            "dead_letters": 1,
+            "groups": [{"name": "agents", "consumers": 1, "pending": 1, "lag": 2}],
+        }
+    ]
+    assert (data["processed"], data["failed"], data["dead_lettered"], data["idempotency_hits"]) == (
+        4,
+        0,
+        0,
+        2,
+    )
 
 
 def test_streams_text_shows_unknown_lag(r: redis.Redis) -> None:
@@ -70,14 +85,16 @@ def test_streams_text_shows_unknown_lag(r: redis.Redis) -> None:
 def test_embedded_server_starts_answers_and_stops(tmp_path: Path) -> None:
     server = EmbeddedValkey(tmp_path / "data")
     assert not server.status().running
-    assert server.ensure_running() is True
-    assert server.ensure_running() is False  # found, not started twice
-    client = redis.Redis.from_url(server.url)
-    assert client.config_get("appendonly")["appendonly"] == "yes"
-    assert client.config_get("appendfsync")["appendfsync"] == "everysec"
-    client.close()
-    assert server.url.startswith("unix://") or "127.0.0.1" in server.url
-    assert server.stop() is True
+    try:
+        assert server.ensure_running() is True
+        assert server.ensure_running() is False  # found, not started twice
+        client = redis.Redis.from_url(server.url, decode_responses=True)
+        assert client.config_get("appendonly")["appendonly"] == "yes"
+        assert client.config_get("appendfsync")["appendfsync"] == "everysec"
+        client.close()
+        assert server.url.startswith("unix://") or "127.0.0.1" in server.url
+    finally:
+        assert server.stop() is True
     assert not server.status().running
 
 

@@ -13,8 +13,15 @@ pytestmark = pytest.mark.django_db
 
 def claim(event_hash: str, lease: str) -> Claim:
     return Claim(
-        event_hash=event_hash, lease=lease, consumer="c", event_type="demo.echo", event_id="1",
-        source="s", subject="", stream="streamdesk:events", entry_id="1-0",
+        event_hash=event_hash,
+        lease=lease,
+        consumer="c",
+        event_type="demo.echo",
+        event_id="1",
+        source="s",
+        subject="",
+        stream="streamdesk:events",
+        entry_id="1-0",
         started_at=timezone.now(),
     )
 

@@ -32,8 +32,12 @@ def counting_registry(runs: Counter[str], fail_times: int = 0) -> Registry:
     return registry
 
 
-def test_duplicates_xadded_concurrently_run_once(r: redis.Redis, redis_url: str, config: EngineConfig) -> None:
-    events = [{"type": "test.count", "source": "t", "id": f"e{i}", "data": {"n": i}} for i in range(100)]
+def test_duplicates_xadded_concurrently_run_once(
+    r: redis.Redis, redis_url: str, config: EngineConfig
+) -> None:
+    events = [
+        {"type": "test.count", "source": "t", "id": f"e{i}", "data": {"n": i}} for i in range(100)
+    ]
 
     def produce() -> None:
         client = redis.Redis.from_url(redis_url, decode_responses=True)
@@ -59,7 +63,9 @@ def test_duplicates_xadded_concurrently_run_once(r: redis.Redis, redis_url: str,
     assert pending(r) == 0
 
 
-def test_failed_agent_is_retried_with_backoff_then_succeeds(r: redis.Redis, redis_url: str, config: EngineConfig) -> None:
+def test_failed_agent_is_retried_with_backoff_then_succeeds(
+    r: redis.Redis, redis_url: str, config: EngineConfig
+) -> None:
     xadd(r, {"type": "test.count", "id": "x", "data": {"n": 1}})
     runs: Counter[str] = Counter()
     run_burst(redis_url, config, counting_registry(runs, fail_times=2))
@@ -71,13 +77,15 @@ def test_failed_agent_is_retried_with_backoff_then_succeeds(r: redis.Redis, redi
     assert (stats["failed"], stats["processed"], stats.get("dead_lettered", 0)) == (2, 1, 0)
 
 
-def test_poison_event_is_dead_lettered_after_max_deliveries(r: redis.Redis, redis_url: str, config: EngineConfig) -> None:
+def test_poison_event_is_dead_lettered_after_max_deliveries(
+    r: redis.Redis, redis_url: str, config: EngineConfig
+) -> None:
     entry = xadd(r, {"type": "demo.fail", "id": "p", "data": {"message": "always"}})
     from workers.registry import default_registry
 
     run_burst(redis_url, config, default_registry)
 
-    [(dead_id, fields)] = r.xrange(f"{STREAM}:dead")
+    [(_, fields)] = r.xrange(f"{STREAM}:dead")
     assert fields["reason"] == "max-deliveries"
     assert "DemoFailure: always" in fields["error"]
     assert (fields["entry_id"], fields["deliveries"], fields["by"]) == (entry, "3", "test-worker")
@@ -89,10 +97,15 @@ def test_poison_event_is_dead_lettered_after_max_deliveries(r: redis.Redis, redi
     assert pending(r) == 0
 
 
-def test_malformed_entries_are_dead_lettered_and_the_worker_goes_on(r: redis.Redis, redis_url: str, config: EngineConfig) -> None:
+def test_malformed_entries_are_dead_lettered_and_the_worker_goes_on(
+    r: redis.Redis, redis_url: str, config: EngineConfig
+) -> None:
     bad = {
         "decode-error": ["not json", "[1, 2]"],
-        "invalid-envelope": [json.dumps({"data": {}}), json.dumps({"type": "test.count", "data": "x"})],
+        "invalid-envelope": [
+            json.dumps({"data": {}}),
+            json.dumps({"type": "test.count", "data": "x"}),
+        ],
         "invalid-data": [json.dumps({"type": "demo.sleep", "data": {"ms": "long"}})],
         "unknown-type": [json.dumps({"type": "no.such.type", "data": {}})],
         "too-large": [json.dumps({"type": "test.count", "data": {"blob": "x" * 2_000_000}})],
@@ -120,7 +133,9 @@ def test_malformed_entries_are_dead_lettered_and_the_worker_goes_on(r: redis.Red
     assert pending(r) == 0
 
 
-def test_entries_deleted_while_pending_are_acked_and_counted(r: redis.Redis, redis_url: str, config: EngineConfig) -> None:
+def test_entries_deleted_while_pending_are_acked_and_counted(
+    r: redis.Redis, redis_url: str, config: EngineConfig
+) -> None:
     r.xgroup_create(STREAM, "agents", id="0", mkstream=True)
     own = xadd(r, {"type": "test.count", "id": "own", "data": {}})
     ghost = xadd(r, {"type": "test.count", "id": "ghost", "data": {}})
@@ -137,7 +152,9 @@ def test_entries_deleted_while_pending_are_acked_and_counted(r: redis.Redis, red
     assert pending(r) == 0
 
 
-def test_a_lost_gate_record_is_recovered_from_the_database(r: redis.Redis, redis_url: str, config: EngineConfig) -> None:
+def test_a_lost_gate_record_is_recovered_from_the_database(
+    r: redis.Redis, redis_url: str, config: EngineConfig
+) -> None:
     event = {"type": "test.count", "source": "t", "id": "once", "data": {"n": 1}}
     xadd(r, event)
     runs: Counter[str] = Counter()
@@ -154,13 +171,17 @@ def test_a_lost_gate_record_is_recovered_from_the_database(r: redis.Redis, redis
     assert r.hget(next(iter(r.scan_iter("streamdesk:idem:*"))), "state") == "done"
 
 
-def test_burst_exits_on_an_empty_stream(r: redis.Redis, redis_url: str, config: EngineConfig) -> None:
+def test_burst_exits_on_an_empty_stream(
+    r: redis.Redis, redis_url: str, config: EngineConfig
+) -> None:
     worker = run_burst(redis_url, config, Registry(), timeout_s=10)
     assert worker.processed == 0
     assert r.exists(STREAM)  # MKSTREAM created it with the group
 
 
-def test_heartbeat_is_removed_on_a_clean_exit(r: redis.Redis, redis_url: str, config: EngineConfig) -> None:
+def test_heartbeat_is_removed_on_a_clean_exit(
+    r: redis.Redis, redis_url: str, config: EngineConfig
+) -> None:
     xadd(r, {"type": "demo.sleep", "data": {"ms": 1200}})
     from workers.registry import default_registry
 

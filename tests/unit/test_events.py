@@ -61,12 +61,12 @@ def test_decode_missing_field() -> None:
 
 
 def test_decode_no_type_names_the_field() -> None:
-    with pytest.raises(InvalidEnvelope, match="^type: Field required"):
+    with pytest.raises(InvalidEnvelope, match=r"^type: Field required"):
         decode_envelope('{"data": {}}')
 
 
 def test_decode_wrong_data_type_names_the_field() -> None:
-    with pytest.raises(InvalidEnvelope, match="^data: "):
+    with pytest.raises(InvalidEnvelope, match=r"^data: "):
         decode_envelope('{"type": "t", "data": [1]}')
 
 

@@ -4,37 +4,54 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
-    dependencies = [
-    ]
+    dependencies = []
 
     operations = [
         migrations.CreateModel(
-            name='AgentRun',
+            name="AgentRun",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('event_hash', models.CharField(max_length=64, unique=True)),
-                ('event_type', models.CharField(db_index=True, max_length=256)),
-                ('event_id', models.CharField(blank=True, default='', max_length=256)),
-                ('source', models.CharField(default='unknown', max_length=256)),
-                ('subject', models.CharField(blank=True, default='', max_length=256)),
-                ('stream', models.CharField(max_length=256)),
-                ('entry_id', models.CharField(max_length=64)),
-                ('status', models.CharField(choices=[('running', 'running'), ('succeeded', 'succeeded'), ('failed', 'failed'), ('dead', 'dead-lettered')], default='running', max_length=16)),
-                ('attempts', models.PositiveIntegerField(default=1)),
-                ('lease', models.CharField(db_index=True, max_length=600)),
-                ('consumer', models.CharField(max_length=256)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('started_at', models.DateTimeField()),
-                ('finished_at', models.DateTimeField(blank=True, null=True)),
-                ('duration_ms', models.FloatField(blank=True, null=True)),
-                ('result', models.JSONField(blank=True, null=True)),
-                ('error', models.TextField(blank=True, default='')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("event_hash", models.CharField(max_length=64, unique=True)),
+                ("event_type", models.CharField(db_index=True, max_length=256)),
+                ("event_id", models.CharField(blank=True, default="", max_length=256)),
+                ("source", models.CharField(default="unknown", max_length=256)),
+                ("subject", models.CharField(blank=True, default="", max_length=256)),
+                ("stream", models.CharField(max_length=256)),
+                ("entry_id", models.CharField(max_length=64)),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("running", "running"),
+                            ("succeeded", "succeeded"),
+                            ("failed", "failed"),
+                            ("dead", "dead-lettered"),
+                        ],
+                        default="running",
+                        max_length=16,
+                    ),
+                ),
+                ("attempts", models.PositiveIntegerField(default=1)),
+                ("lease", models.CharField(db_index=True, max_length=600)),
+                ("consumer", models.CharField(max_length=256)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("started_at", models.DateTimeField()),
+                ("finished_at", models.DateTimeField(blank=True, null=True)),
+                ("duration_ms", models.FloatField(blank=True, null=True)),
+                ("result", models.JSONField(blank=True, null=True)),
+                ("error", models.TextField(blank=True, default="")),
             ],
             options={
-                'indexes': [models.Index(fields=['status', '-created_at'], name='agentrun_status_created')],
+                "indexes": [
+                    models.Index(fields=["status", "-created_at"], name="agentrun_status_created")
+                ],
             },
         ),
     ]

@@ -46,8 +46,13 @@ class Command(BaseCommand):
         try:
             envelopes = [
                 build_envelope(
-                    options["type"], data, source=options["source"], id=options["id"],
-                    subject=options["subject"], context=context, key=options["key"],
+                    options["type"],
+                    data,
+                    source=options["source"],
+                    id=options["id"],
+                    subject=options["subject"],
+                    context=context,
+                    key=options["key"],
                 )
                 for _ in range(options["count"])
             ]

@@ -28,28 +28,42 @@ class Command(BaseCommand):
         parser.add_argument("--concurrency", type=int, help="agents run at once (default 16)")
         parser.add_argument("--batch-size", type=int, help="entries read per call (default 100)")
         parser.add_argument(
-            "--burst", action="store_true",
+            "--burst",
+            action="store_true",
             help="exit 0 once nothing is new and nothing is pending for the group",
         )
         parser.add_argument(
-            "--max-deliveries", type=int,
+            "--max-deliveries",
+            type=int,
             help="deliveries before an event is dead-lettered (default 5)",
         )
         parser.add_argument(
-            "--claim-idle-ms", type=int,
+            "--claim-idle-ms",
+            type=int,
             help="idle time after which another worker reclaims an entry (default 60000)",
         )
         parser.add_argument("--lease-ms", type=int, help="gate lease (default 30000)")
         parser.add_argument(
-            "--drain-timeout", type=float, dest="drain_timeout_s",
+            "--drain-timeout",
+            type=float,
+            dest="drain_timeout_s",
             help="seconds to let in-flight agents finish on shutdown (default 30)",
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
         overrides = {
             name: options[name]
-            for name in ("stream", "group", "consumer", "concurrency", "batch_size",
-                         "max_deliveries", "claim_idle_ms", "lease_ms", "drain_timeout_s")
+            for name in (
+                "stream",
+                "group",
+                "consumer",
+                "concurrency",
+                "batch_size",
+                "max_deliveries",
+                "claim_idle_ms",
+                "lease_ms",
+                "drain_timeout_s",
+            )
         }
         overrides["burst"] = options["burst"] or None
         try:

@@ -68,7 +68,9 @@ class Command(BaseCommand):
             procs.append(("demo producer", subprocess.Popen(producer)))
         return procs
 
-    def _banner(self, url: str, started: bool, procs: list[tuple[str, subprocess.Popen[bytes]]]) -> None:
+    def _banner(
+        self, url: str, started: bool, procs: list[tuple[str, subprocess.Popen[bytes]]]
+    ) -> None:
         where = "embedded Valkey, started now" if started else "already running"
         lines = [
             "",
@@ -80,7 +82,7 @@ class Command(BaseCommand):
         lines += [
             "",
             "  watch it:   python manage.py streams",
-            "  publish:    python manage.py publish demo.echo --data '{\"hello\": \"world\"}'",
+            '  publish:    python manage.py publish demo.echo --data \'{"hello": "world"}\'',
             "  Ctrl-C stops everything started here.",
             "",
         ]
