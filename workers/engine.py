@@ -254,8 +254,10 @@ class Worker:
         error = f"delivered {n} times (max {self.config.max_deliveries}) without finishing"
         return Rejected(runnable.delivery, "max-deliveries", error, runnable.event.hash)
 
-    async def _gate(self, groups: list[Group]) -> tuple[list[Attempt], list[Delivery], int]:
-        """Gate each group's leader; returns attempts to run, duplicates to ack, busy count."""
+    async def _gate(
+        self, groups: list[Group]
+    ) -> tuple[list[Attempt], list[Delivery], list[Delivery]]:
+        """Gate each group's leader; returns attempts to run, duplicates to ack, busy ones."""
         owners = [f"{self.config.consumer}/{g.leader.delivery.entry_id}" for g in groups]
         tickets = await self.gate.acquire_many(
             [(g.leader.event.hash, o) for g, o in zip(groups, owners, strict=True)]
@@ -263,12 +265,12 @@ class Worker:
         now, mono = datetime.now(UTC), time.monotonic()
         attempts: list[Attempt] = []
         hits: list[Delivery] = []
-        busy = 0
+        busy: list[Delivery] = []
         for group, owner, ticket in zip(groups, owners, tickets, strict=True):
             if ticket.outcome is Outcome.HIT:
                 hits += [group.leader.delivery, *group.followers]
             elif ticket.outcome is Outcome.BUSY:
-                busy += 1 + len(group.followers)
+                busy += [group.leader.delivery, *group.followers]
             else:
                 if ticket.outcome is Outcome.TAKEOVER:
                     log.info(

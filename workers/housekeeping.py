@@ -45,6 +45,18 @@ class Housekeeper:
         for attempt, ok in zip(attempts, held, strict=True):
             if not ok:
                 log.warning("lease lost for %s: its result will be refused", attempt.lease)
+        # Reset the idle time of entries still ours, so no one reclaims a long agent's entry
+        # (or its waiting duplicates) and inflates their delivery counts.
+        ids: list[Any] = [
+            d.entry_id
+            for attempt, ok in zip(attempts, held, strict=True)
+            if ok
+            for d in (attempt.delivery, *attempt.followers)
+        ]
+        if ids:
+            await self.worker.client.xclaim(
+                self.config.stream, self.config.group, self.config.consumer, 0, ids, justid=True
+            )
 
     def info(self) -> dict[str, Any]:
         current = next(iter(self.worker.inflight.values()), None)

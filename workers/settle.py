@@ -172,11 +172,18 @@ class Settler:
     # -- immediate settlements from the read path --------------------------------------------
 
     async def reject(
-        self, rejected: list[Rejected], hits: list[Delivery], deleted: list[Delivery], busy: int
+        self,
+        rejected: list[Rejected],
+        hits: list[Delivery],
+        deleted: list[Delivery],
+        busy: list[Delivery],
     ) -> None:
         """Dead-letter what cannot run, ack duplicates and deleted entries, count it all."""
         counts = Counter(
-            dead_lettered=len(rejected), idempotency_hits=len(hits), deleted=len(deleted), busy=busy
+            dead_lettered=len(rejected),
+            idempotency_hits=len(hits),
+            deleted=len(deleted),
+            busy=len(busy),
         )
         closing = {r.event_hash: r.error for r in rejected if r.event_hash}
         if closing:
@@ -195,8 +202,25 @@ class Settler:
                 queue_dead_letter(pipe, self._letter(r.delivery, r.reason, r.error))
             if acks:
                 pipe.xack(self.config.stream, self.config.group, *acks)
+            for d in busy:
+                self._queue_recheck(pipe, d)
             stats.queue_counts(pipe, self.worker.keys, self.config.stream, counts)
             await pipe.execute()
+
+    def _queue_recheck(self, pipe: Pipeline, delivery: Delivery) -> None:
+        """A busy entry waits for another live attempt of its event: that wait must not count
+        as a delivery (or a long agent's duplicates would be dead-lettered), and it should be
+        looked at again once the holder's lease could have run out, not a full idle time later."""
+        pipe.xclaim(
+            self.config.stream,
+            self.config.group,
+            self.config.consumer,
+            0,
+            [delivery.entry_id],
+            idle=self.config.claim_idle_ms - self.config.lease_ms,
+            retrycount=max(delivery.deliveries - 1, 0),
+            justid=True,
+        )
 
     async def mark_done(self, hashes: set[str]) -> None:
         async with self.worker.client.pipeline(transaction=False) as pipe:

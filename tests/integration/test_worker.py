@@ -204,3 +204,70 @@ def test_heartbeat_is_removed_on_a_clean_exit(
     assert seen and seen[0]["current"].startswith("demo.sleep ")
     assert not r.exists("streamdesk:workers:test-worker")
     assert r.zscore("streamdesk:workers", "test-worker") is None
+
+
+def test_a_long_agent_and_its_busy_duplicate_are_not_reclaimed_to_death(
+    r: redis.Redis, redis_url: str, config: EngineConfig
+) -> None:
+    """The agent outlives the claim idle time several times over; its lease is renewed and a
+    duplicate held by another worker waits without counting deliveries."""
+    event = {"type": "demo.sleep", "source": "t", "id": "long", "data": {"ms": 5000}}
+    xadd(r, event)
+
+    def publish_duplicate() -> None:
+        client = redis.Redis.from_url(redis_url, decode_responses=True)
+        for _ in range(500):  # until the holder has read the first copy
+            try:
+                if pending(client) == 1:
+                    break
+            except redis.ResponseError:  # the group does not exist yet
+                pass
+            threading.Event().wait(0.02)
+        xadd(client, event)
+        client.close()
+
+    from workers.registry import default_registry
+
+    holder = replace(config, consumer="holder", concurrency=1, max_deliveries=2)
+    other = replace(config, consumer="other", max_deliveries=2)
+    threading.Thread(target=publish_duplicate).start()
+    run_many(redis_url, [holder, other], default_registry, timeout_s=40)
+
+    assert not r.exists(f"{STREAM}:dead")
+    row = AgentRun.objects.get()
+    assert (row.status, row.attempts, row.consumer) == (RunStatus.SUCCEEDED, 1, "holder")
+    stats = counters(r)
+    assert (stats["processed"], stats["idempotency_hits"]) == (1, 1)
+    assert stats.get("busy", 0) >= 1
+    assert pending(r) == 0
+
+
+def test_streams_json_matches_what_happened(
+    r: redis.Redis, redis_url: str, config: EngineConfig
+) -> None:
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    from workers.registry import default_registry
+
+    for i in range(5):
+        xadd(r, {"type": "demo.echo", "source": "t", "id": f"e{i}", "data": {"n": i}})
+    xadd(r, {"type": "demo.echo", "source": "t", "id": "e0", "data": {"n": 0}})  # duplicate
+    xadd(r, {"type": "demo.fail", "source": "t", "id": "f", "data": {}})
+    xadd(r, "garbage")
+    run_burst(redis_url, config, default_registry)
+
+    out = StringIO()
+    call_command("streams", "--json", stdout=out)
+    data = json.loads(out.getvalue())
+    assert data["streams"] == [
+        {
+            "name": STREAM,
+            "length": 8,
+            "dead_letters": 2,
+            "groups": [{"name": "agents", "consumers": 1, "pending": 0, "lag": 0}],
+        }
+    ]
+    got = {k: data[k] for k in ("processed", "failed", "dead_lettered", "idempotency_hits")}
+    assert got == {"processed": 5, "failed": 3, "dead_lettered": 2, "idempotency_hits": 1}
