@@ -13,11 +13,12 @@ import logging
 import time
 import traceback
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, Protocol, TypeVar
+from typing import Any, Protocol
 
 import redis
 from pydantic_core import to_jsonable_python
@@ -27,6 +28,7 @@ from workers import bus
 from workers.bus import Delivery
 from workers.config import EngineConfig
 from workers.context import AgentContext
+from workers.dbwriter import DbWriter
 from workers.gate import Gate, Outcome, lease_name
 from workers.housekeeping import Housekeeper
 from workers.intake import Rejected, Runnable, sort_deliveries
@@ -36,13 +38,13 @@ from workers.runs import Claim, Finish
 from workers.settle import Settled, Settler
 
 log = logging.getLogger("streamdesk.worker")
-T = TypeVar("T")
 
 REDIS_DOWN = (redis.ConnectionError, redis.TimeoutError, ConnectionError, OSError)
 MAX_BACKOFF_S = 5.0
 
 
 class RunStore(Protocol):
+    def atomic(self) -> AbstractContextManager[Any]: ...
     def claim(self, claims: list[Claim]) -> set[str]: ...
     def commit(self, finishes: list[Finish]) -> set[str]: ...
     def fail(self, finishes: list[Finish]) -> None: ...
@@ -74,6 +76,16 @@ class Attempt:
 
 
 @dataclass(slots=True)
+class Settlement:
+    """What a batch settles without running an agent."""
+
+    rejected: list[Rejected]
+    hits: list[Delivery]
+    deleted: list[Delivery]
+    busy: list[Delivery]
+
+
+@dataclass(slots=True)
 class Group:
     """Deliveries of one event hash in one batch: the first leads, the rest wait on it."""
 
@@ -97,10 +109,12 @@ class Worker:
         self.inflight: dict[str, Attempt] = {}
         self.stopping = asyncio.Event()
         self.slot_freed = asyncio.Event()
+        self.running = 0  # agents executing now (inflight also holds those awaiting settle)
+        self.admitting: set[asyncio.Task[None]] = set()
         self.processed = 0
         self.started_ms = int(time.time() * 1000)
         # One thread owns the database connection; agents' sync code gets its own pool.
-        self._db = ThreadPoolExecutor(1, thread_name_prefix="streamdesk-db")
+        self.db = DbWriter(store)
         self._agents = ThreadPoolExecutor(config.concurrency, thread_name_prefix="streamdesk-agent")
         self.settler = Settler(self)
         self.housekeeper = Housekeeper(self)
@@ -131,8 +145,7 @@ class Worker:
                 task.cancel()
             await asyncio.gather(*background, return_exceptions=True)
             await self.housekeeper.farewell()
-            await self.offload(self.store.close)
-            self._db.shutdown(wait=True)
+            await self.db.close()
             self._agents.shutdown(wait=False, cancel_futures=True)
 
     async def _guarded(self, step: Callable[[], Any]) -> bool:
@@ -152,9 +165,6 @@ class Worker:
     async def _sleep(self, seconds: float) -> None:
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self.stopping.wait(), timeout=seconds)
-
-    async def offload(self, fn: Callable[..., T], *args: Any) -> T:
-        return await asyncio.get_running_loop().run_in_executor(self._db, fn, *args)
 
     # -- reading -----------------------------------------------------------------------------
 
@@ -216,15 +226,21 @@ class Worker:
         return bool(found.deliveries)
 
     async def _nothing_left(self) -> bool:
-        if self.inflight or not self.settler.idle:
+        if self.inflight or self.admitting or not self.settler.idle:
             return False
         return await bus.pending_count(self.client, self.config.stream, self.config.group) == 0
 
     async def _wait_for_slots(self) -> int:
-        while len(self.inflight) >= self.config.concurrency and not self.stopping.is_set():
+        while self._free_slots() <= 0 and not self.stopping.is_set():
             self.slot_freed.clear()
             await self.slot_freed.wait()
-        return 0 if self.stopping.is_set() else self.config.concurrency - len(self.inflight)
+        return 0 if self.stopping.is_set() else self._free_slots()
+
+    def _free_slots(self) -> int:
+        """Agents may run ``concurrency`` at once; finished ones waiting to be settled take no
+        slot, but their backlog is bounded so a slow database slows reading down."""
+        backlog_cap = self.config.concurrency + 2 * self.config.batch_size
+        return min(self.config.concurrency - self.running, backlog_cap - len(self.inflight))
 
     # -- one batch: decode -> gate -> claim -> start -----------------------------------------
 
@@ -246,8 +262,43 @@ class Worker:
                 groups[runnable.event.hash] = Group(runnable)
         attempts, hits, busy = await self._gate(list(groups.values()))
         for attempt in attempts:
+            self.inflight[attempt.event_hash] = attempt  # later duplicates wait on it
+        # The database claim runs while the next batch is read: reads never wait on commits.
+        task = asyncio.create_task(
+            self._admit(attempts, Settlement(rejected, hits, intake.deleted, busy))
+        )
+        self.admitting.add(task)
+        task.add_done_callback(self.admitting.discard)
+
+    async def _admit(self, attempts: list[Attempt], rest: Settlement) -> None:
+        """Claim the attempts' rows, start the agents, then settle what cannot run."""
+        try:
+            done = await self.db.call(self.store.claim, [self._claim(a) for a in attempts])
+        except Exception:
+            log.exception("claiming %d events failed; they will be redelivered", len(attempts))
+            for attempt in attempts:
+                self.inflight.pop(attempt.event_hash, None)
+            self.slot_freed.set()
+            await self._quietly(self.settler.release(attempts))
+            done, attempts = set(), []
+        if done:
+            # The database says these finished although Redis forgot: duplicates after all.
+            finished = [a for a in attempts if a.event_hash in done]
+            for attempt in finished:
+                self.inflight.pop(attempt.event_hash, None)
+                rest.hits += [attempt.delivery, *attempt.followers]
+            attempts = [a for a in attempts if a.event_hash not in done]
+            await self._quietly(self.settler.mark_done(done))
+        for attempt in attempts:
             self._start(attempt)
-        await self.settler.reject(rejected, hits, intake.deleted, busy)
+        await self._quietly(self.settler.reject(rest.rejected, rest.hits, rest.deleted, rest.busy))
+
+    async def _quietly(self, step: Awaitable[None]) -> None:
+        """Settling is retried by redelivery if it fails here: log, never crash the task."""
+        try:
+            await step
+        except Exception:
+            log.exception("settling a batch failed; its entries stay pending")
 
     def _exhausted(self, runnable: Runnable) -> Rejected:
         n = runnable.delivery.deliveries
@@ -280,14 +331,6 @@ class Worker:
                 attempts.append(
                     Attempt(group.leader, owner, ticket.token, now, mono, list(group.followers))
                 )
-        done = await self.offload(self.store.claim, [self._claim(a) for a in attempts])
-        if done:
-            # The database says these finished although Redis forgot: duplicates after all.
-            await self.settler.mark_done(done)
-            hits += [
-                d for a in attempts if a.event_hash in done for d in (a.delivery, *a.followers)
-            ]
-            attempts = [a for a in attempts if a.event_hash not in done]
         return attempts, hits, busy
 
     def _claim(self, attempt: Attempt) -> Claim:
@@ -321,6 +364,7 @@ class Worker:
             token=attempt.token,
             deliveries=attempt.delivery.deliveries,
         )
+        self.running += 1
         try:
             if runnable.spec.is_async:
                 value = await runnable.spec.handler(runnable.event, ctx)
@@ -332,6 +376,9 @@ class Worker:
             outcome = Settled(attempt, ok=True, result=to_jsonable_python(value))
         except Exception as exc:
             outcome = Settled(attempt, ok=False, error=describe(exc))
+        finally:
+            self.running -= 1
+            self.slot_freed.set()
         outcome.duration_ms = (time.monotonic() - attempt.started_mono) * 1000
         self.settler.submit(outcome)
 
@@ -344,6 +391,8 @@ class Worker:
     # -- stopping ----------------------------------------------------------------------------
 
     async def _drain(self) -> None:
+        if self.admitting:
+            await asyncio.wait(list(self.admitting), timeout=self.config.drain_timeout_s)
         tasks = [a.task for a in self.inflight.values() if a.task is not None]
         if tasks:
             await asyncio.wait(tasks, timeout=self.config.drain_timeout_s)

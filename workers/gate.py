@@ -17,42 +17,63 @@ from redis.asyncio.client import Pipeline
 
 from workers.keys import Keys
 
-# ARGV: owner, lease_ms, record_ttl_ms. Returns {outcome, token}.
+# Batch scripts: one call per batch, not per event. KEYS are gate records; all keys of a
+# call must live on one server (on a cluster, partitioned streams keep them in one slot).
+
+# ARGV: lease_ms, record_ttl_ms, owner1, owner2, ... Returns {outcome1, token1, ...}.
 ACQUIRE = """
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local rec = redis.call('HMGET', KEYS[1], 'state', 'owner', 'token', 'lease_until')
-local token = tonumber(rec[3]) or 0
-if rec[1] == 'done' then
-  return {'hit', token}
-end
-local outcome = 'acquired'
-if rec[1] == 'running' then
-  if (tonumber(rec[4]) or 0) > now then
-    return {'busy', token}
+local lease_ms, ttl_ms = tonumber(ARGV[1]), ARGV[2]
+local out = {}
+for i, key in ipairs(KEYS) do
+  local rec = redis.call('HMGET', key, 'state', 'owner', 'token', 'lease_until')
+  local token = tonumber(rec[3]) or 0
+  local outcome
+  if rec[1] == 'done' then
+    outcome = 'hit'
+  elseif rec[1] == 'running' and (tonumber(rec[4]) or 0) > now then
+    outcome = 'busy'
+  else
+    outcome = rec[1] == 'running' and 'takeover' or 'acquired'
+    token = token + 1
+    redis.call('HSET', key, 'state', 'running', 'owner', ARGV[i + 2], 'token', token,
+               'lease_until', now + lease_ms)
+    redis.call('PEXPIRE', key, ttl_ms)
   end
-  outcome = 'takeover'
+  out[#out + 1] = outcome
+  out[#out + 1] = token
 end
-token = token + 1
-redis.call('HSET', KEYS[1], 'state', 'running', 'owner', ARGV[1], 'token', token,
-           'lease_until', now + tonumber(ARGV[2]))
-redis.call('PEXPIRE', KEYS[1], ARGV[3])
-return {outcome, token}
+return out
 """
 
-# ARGV: owner, token, lease_ms. 1 if the caller still holds the lease (or already finished).
+# ARGV: lease_ms, owner1, token1, owner2, token2, ... Returns {1|0, ...}: 1 if the caller
+# still holds the lease (or the event is already done: nothing was lost).
 RENEW = """
-local rec = redis.call('HMGET', KEYS[1], 'state', 'owner', 'token')
-if rec[1] == 'done' then
-  return 1
-end
-if rec[1] ~= 'running' or rec[2] ~= ARGV[1] or rec[3] ~= ARGV[2] then
-  return 0
-end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-redis.call('HSET', KEYS[1], 'lease_until', now + tonumber(ARGV[3]))
-return 1
+local out = {}
+for i, key in ipairs(KEYS) do
+  local rec = redis.call('HMGET', key, 'state', 'owner', 'token')
+  local held = 0
+  if rec[1] == 'done' then
+    held = 1
+  elseif rec[1] == 'running' and rec[2] == ARGV[2 * i] and rec[3] == ARGV[2 * i + 1] then
+    redis.call('HSET', key, 'lease_until', now + tonumber(ARGV[1]))
+    held = 1
+  end
+  out[#out + 1] = held
+end
+return out
+"""
+
+# ARGV: ttl_s. Done unconditionally: called only after the database accepted the results.
+DONE = """
+for _, key in ipairs(KEYS) do
+  redis.call('HSET', key, 'state', 'done')
+  redis.call('EXPIRE', key, ARGV[1])
+end
+return #KEYS
 """
 
 # ARGV: owner, token. Lets a retry start at once instead of waiting out the lease.
@@ -97,41 +118,33 @@ class Gate:
         self._acquire = client.register_script(ACQUIRE)
         self._renew = client.register_script(RENEW)
         self._release = client.register_script(RELEASE)
+        self._done = client.register_script(DONE)
 
     async def acquire_many(self, requests: list[tuple[str, str]]) -> list[Ticket]:
-        """Try ``(event_hash, owner)`` pairs in one round trip (one script call per key)."""
+        """Try ``(event_hash, owner)`` pairs in one round trip and one script call."""
         if not requests:
             return []
-        ttl_ms = self.done_ttl_s * 1000
-        async with self.client.pipeline(transaction=False) as pipe:
-            for event_hash, owner in requests:
-                await self._acquire(
-                    keys=[self.keys.gate(event_hash)],
-                    args=[owner, self.lease_ms, ttl_ms],
-                    client=pipe,
-                )
-            replies: list[Any] = await pipe.execute()
-        return [Ticket(Outcome(str(r[0])), int(r[1])) for r in replies]
+        keys = [self.keys.gate(event_hash) for event_hash, _ in requests]
+        args: list[Any] = [self.lease_ms, self.done_ttl_s * 1000]
+        args += [owner for _, owner in requests]
+        flat: list[Any] = await self._acquire(keys=keys, args=args)
+        return [Ticket(Outcome(str(o)), int(t)) for o, t in zip(flat[::2], flat[1::2], strict=True)]
 
     async def renew_many(self, leases: list[tuple[str, str, int]]) -> list[bool]:
         """Extend ``(event_hash, owner, token)`` leases; False where the lease was lost."""
         if not leases:
             return []
-        async with self.client.pipeline(transaction=False) as pipe:
-            for event_hash, owner, token in leases:
-                await self._renew(
-                    keys=[self.keys.gate(event_hash)],
-                    args=[owner, token, self.lease_ms],
-                    client=pipe,
-                )
-            replies = await pipe.execute()
-        return [bool(r) for r in replies]
+        keys = [self.keys.gate(event_hash) for event_hash, _, _ in leases]
+        args: list[Any] = [self.lease_ms]
+        for _, owner, token in leases:
+            args += [owner, token]
+        return [bool(r) for r in await self._renew(keys=keys, args=args)]
 
     async def queue_release(self, pipe: Pipeline, event_hash: str, owner: str, token: int) -> None:
         await self._release(keys=[self.keys.gate(event_hash)], args=[owner, token], client=pipe)
 
-    def queue_done(self, pipe: Pipeline, event_hash: str) -> None:
-        """Done unconditionally: called only after the database accepted the result."""
-        key = self.keys.gate(event_hash)
-        pipe.hset(key, "state", "done")
-        pipe.expire(key, self.done_ttl_s)
+    async def queue_done(self, pipe: Pipeline, event_hashes: list[str]) -> None:
+        """Mark events done: called only after the database accepted their results."""
+        if event_hashes:
+            keys = [self.keys.gate(h) for h in event_hashes]
+            await self._done(keys=keys, args=[self.done_ttl_s], client=pipe)

@@ -88,9 +88,9 @@ class Settler:
         fails = [s for s in batch if not s.ok]
         policy = self.config.retry_policy
         decisions = [policy.after_failure(s.attempt.delivery.deliveries) for s in fails]
-        committed = await self.worker.offload(self.worker.store.commit, [s.finish() for s in oks])
+        committed = await self.worker.db.call(self.worker.store.commit, [s.finish() for s in oks])
         if fails:
-            await self.worker.offload(
+            await self.worker.db.call(
                 self.worker.store.fail,
                 [
                     s.finish(d.verdict is Verdict.DEAD)
@@ -99,8 +99,7 @@ class Settler:
             )
         counts: Counter[str] = Counter()
         async with self.worker.client.pipeline(transaction=False) as pipe:
-            for s in oks:
-                self._queue_success(pipe, s, s.attempt.lease in committed, counts)
+            await self._queue_successes(pipe, oks, committed, counts)
             for s, decision in zip(fails, decisions, strict=True):
                 await self._queue_failure(pipe, s, decision.verdict, decision.retry_in_ms, counts)
             stats.queue_counts(pipe, self.worker.keys, self.config.stream, counts)
@@ -108,20 +107,24 @@ class Settler:
         for s in batch:
             self.worker.finished(s.attempt)
 
-    def _queue_success(
-        self, pipe: Pipeline, s: Settled, committed: bool, counts: Counter[str]
+    async def _queue_successes(
+        self, pipe: Pipeline, oks: list[Settled], committed: set[str], counts: Counter[str]
     ) -> None:
-        attempt = s.attempt
-        if not committed:
-            # Our lease was taken over: the new owner commits; this entry comes back as a hit.
-            log.warning("result fenced: lease %s was taken over", attempt.lease)
-            counts["fenced"] += 1
+        done: list[Attempt] = []
+        for s in oks:
+            if s.attempt.lease in committed:
+                done.append(s.attempt)
+            else:
+                # Our lease was taken over: the new owner commits; this entry returns as a hit.
+                log.warning("result fenced: lease %s was taken over", s.attempt.lease)
+                counts["fenced"] += 1
+        if not done:
             return
-        self.worker.gate.queue_done(pipe, attempt.event_hash)
-        ids = [attempt.delivery.entry_id, *(d.entry_id for d in attempt.followers)]
-        pipe.xack(self.config.stream, self.config.group, *ids)
-        counts["processed"] += 1
-        counts["idempotency_hits"] += len(attempt.followers)
+        await self.worker.gate.queue_done(pipe, [a.event_hash for a in done])
+        acks = [d.entry_id for a in done for d in (a.delivery, *a.followers)]
+        pipe.xack(self.config.stream, self.config.group, *acks)
+        counts["processed"] += len(done)
+        counts["idempotency_hits"] += len(acks) - len(done)
 
     async def _queue_failure(
         self, pipe: Pipeline, s: Settled, verdict: Verdict, retry_in_ms: int, counts: Counter[str]
@@ -187,7 +190,7 @@ class Settler:
         )
         closing = {r.event_hash: r.error for r in rejected if r.event_hash}
         if closing:
-            await self.worker.offload(self.worker.store.mark_dead, closing)
+            await self.worker.db.call(self.worker.store.mark_dead, closing)
         acks = [d.entry_id for d in (*hits, *deleted)]
         if not (rejected or acks or busy):
             return
@@ -224,8 +227,7 @@ class Settler:
 
     async def mark_done(self, hashes: set[str]) -> None:
         async with self.worker.client.pipeline(transaction=False) as pipe:
-            for event_hash in hashes:
-                self.worker.gate.queue_done(pipe, event_hash)
+            await self.worker.gate.queue_done(pipe, sorted(hashes))
             await pipe.execute()
 
     async def count(self, counts: Counter[str]) -> None:

@@ -49,7 +49,7 @@ def test_done_record_is_a_hit(r: redis.Redis, redis_url: str) -> None:
     async def go(gate: Gate, client: aredis.Redis) -> object:
         await gate.acquire_many([("h", "a/1")])
         async with client.pipeline(transaction=False) as pipe:
-            gate.queue_done(pipe, "h")
+            await gate.queue_done(pipe, ["h"])
             await pipe.execute()
         [again] = await gate.acquire_many([("h", "b/2")])
         return again
