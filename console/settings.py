@@ -88,6 +88,10 @@ DATABASES = {
         conn_max_age=60,
     )
 }
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    # Server-side binding: psycopg pipelines executemany() instead of quoting every
+    # parameter into the SQL text in Python (the worker's batch writes depend on it).
+    DATABASES["default"].setdefault("OPTIONS", {})["server_side_binding"] = True
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     DATABASES["default"]["CONN_MAX_AGE"] = 0
     DATABASES["default"]["OPTIONS"] = {

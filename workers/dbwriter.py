@@ -22,7 +22,7 @@ class Transactional(Protocol):
     def close(self) -> None: ...
 
 
-Op = tuple[Callable[[Any], Any], Any, "asyncio.Future[Any]"]
+Op = tuple[Callable[[Any], Any], Any, bool, "asyncio.Future[Any]"]
 
 
 class DbWriter:
@@ -33,9 +33,17 @@ class DbWriter:
         self._drainer: asyncio.Task[None] | None = None
 
     async def call(self, fn: Callable[[Any], T], arg: Any) -> T:
+        """A write: shares a transaction with the other writes queued meanwhile."""
+        return await self._queue(fn, arg, write=True)
+
+    async def read(self, fn: Callable[[Any], T], arg: Any) -> T:
+        """A read: runs outside any transaction, so it never holds SQLite's write lock."""
+        return await self._queue(fn, arg, write=False)
+
+    async def _queue(self, fn: Callable[[Any], T], arg: Any, write: bool) -> T:
         loop = asyncio.get_running_loop()
         future: asyncio.Future[T] = loop.create_future()
-        self._pending.append((fn, arg, future))
+        self._pending.append((fn, arg, write, future))
         if self._drainer is None or self._drainer.done():
             self._drainer = loop.create_task(self._drain())
         return await future
@@ -45,9 +53,9 @@ class DbWriter:
         while self._pending:
             ops, self._pending = self._pending, []
             outcomes = await loop.run_in_executor(
-                self._executor, self._apply, [(fn, arg) for fn, arg, _ in ops]
+                self._executor, self._apply, [(fn, arg, write) for fn, arg, write, _ in ops]
             )
-            for (_, _, future), (ok, value) in zip(ops, outcomes, strict=True):
+            for (_, _, _, future), (ok, value) in zip(ops, outcomes, strict=True):
                 if future.done():
                     continue
                 if ok:
@@ -55,19 +63,28 @@ class DbWriter:
                 else:
                     future.set_exception(value)
 
-    def _apply(self, ops: list[tuple[Callable[[Any], Any], Any]]) -> list[tuple[bool, Any]]:
-        if len(ops) == 1:
-            return [self._one(ops[0])]
-        try:
-            with self.store.atomic():
-                return [(True, fn(arg)) for fn, arg in ops]
-        except Exception:
-            # One operation failed and rolled the others back: redo each alone to isolate it.
-            return [self._one(op) for op in ops]
+    def _apply(self, ops: list[tuple[Callable[[Any], Any], Any, bool]]) -> list[tuple[bool, Any]]:
+        outcomes: list[tuple[bool, Any] | None] = [None] * len(ops)
+        for i, (fn, arg, write) in enumerate(ops):
+            if not write:
+                outcomes[i] = self._one(fn, arg, transactional=False)
+        writes = [i for i, (_, _, write) in enumerate(ops) if write]
+        if len(writes) > 1:
+            try:
+                with self.store.atomic():
+                    for i in writes:
+                        outcomes[i] = (True, ops[i][0](ops[i][1]))
+                writes = []
+            except Exception:
+                pass  # one write failed and rolled the others back: redo each alone
+        for i in writes:
+            outcomes[i] = self._one(ops[i][0], ops[i][1], transactional=True)
+        return [o if o is not None else (False, RuntimeError("not run")) for o in outcomes]
 
-    def _one(self, op: tuple[Callable[[Any], Any], Any]) -> tuple[bool, Any]:
-        fn, arg = op
+    def _one(self, fn: Callable[[Any], Any], arg: Any, transactional: bool) -> tuple[bool, Any]:
         try:
+            if not transactional:
+                return (True, fn(arg))
             with self.store.atomic():
                 return (True, fn(arg))
         except Exception as exc:

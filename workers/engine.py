@@ -33,8 +33,8 @@ from workers.gate import Gate, Outcome, lease_name
 from workers.housekeeping import Housekeeper
 from workers.intake import Rejected, Runnable, sort_deliveries
 from workers.reclaim import Reclaimer
+from workers.records import Finish, Run
 from workers.registry import Registry
-from workers.runs import Claim, Finish
 from workers.settle import Settled, Settler
 
 log = logging.getLogger("streamdesk.worker")
@@ -45,10 +45,11 @@ MAX_BACKOFF_S = 5.0
 
 class RunStore(Protocol):
     def atomic(self) -> AbstractContextManager[Any]: ...
-    def claim(self, claims: list[Claim]) -> set[str]: ...
+    def done_among(self, hashes: list[str]) -> set[str]: ...
+    def fence(self, runs: list[Run]) -> None: ...
     def commit(self, finishes: list[Finish]) -> set[str]: ...
     def fail(self, finishes: list[Finish]) -> None: ...
-    def mark_dead(self, errors: dict[str, str]) -> None: ...
+    def mark_dead(self, finishes: list[Finish]) -> None: ...
     def close(self) -> None: ...
 
 
@@ -60,6 +61,7 @@ class Attempt:
     started_at: datetime
     started_mono: float
     followers: list[Delivery] = field(default_factory=list)
+    takeover: bool = False
     task: asyncio.Task[None] | None = None
 
     @property
@@ -73,6 +75,12 @@ class Attempt:
     @property
     def delivery(self) -> Delivery:
         return self.runnable.delivery
+
+    @property
+    def run(self) -> Run:
+        return run_record(
+            self.runnable, self.lease, self.token, self.owner, self.started_at, self.takeover
+        )
 
 
 @dataclass(slots=True)
@@ -273,7 +281,10 @@ class Worker:
     async def _admit(self, attempts: list[Attempt], rest: Settlement) -> None:
         """Claim the attempts' rows, start the agents, then settle what cannot run."""
         try:
-            done = await self.db.call(self.store.claim, [self._claim(a) for a in attempts])
+            done = await self.db.read(self.store.done_among, [a.event_hash for a in attempts])
+            takeovers = [a.run for a in attempts if a.takeover and a.event_hash not in done]
+            if takeovers:
+                await self.db.call(self.store.fence, takeovers)
         except Exception:
             log.exception("claiming %d events failed; they will be redelivered", len(attempts))
             for attempt in attempts:
@@ -303,7 +314,8 @@ class Worker:
     def _exhausted(self, runnable: Runnable) -> Rejected:
         n = runnable.delivery.deliveries
         error = f"delivered {n} times (max {self.config.max_deliveries}) without finishing"
-        return Rejected(runnable.delivery, "max-deliveries", error, runnable.event.hash)
+        run = run_record(runnable, "", 0, self.config.consumer, None, False)
+        return Rejected(runnable.delivery, "max-deliveries", error, run)
 
     async def _gate(
         self, groups: list[Group]
@@ -329,24 +341,17 @@ class Worker:
                         extra={"event_hash": group.leader.event.hash, "token": ticket.token},
                     )
                 attempts.append(
-                    Attempt(group.leader, owner, ticket.token, now, mono, list(group.followers))
+                    Attempt(
+                        group.leader,
+                        owner,
+                        ticket.token,
+                        now,
+                        mono,
+                        list(group.followers),
+                        takeover=ticket.outcome is Outcome.TAKEOVER,
+                    )
                 )
         return attempts, hits, busy
-
-    def _claim(self, attempt: Attempt) -> Claim:
-        event = attempt.runnable.event
-        return Claim(
-            event_hash=event.hash,
-            lease=attempt.lease,
-            consumer=self.config.consumer,
-            event_type=event.type,
-            event_id=event.id or "",
-            source=event.source,
-            subject=event.subject or "",
-            stream=event.stream,
-            entry_id=event.entry_id,
-            started_at=attempt.started_at,
-        )
 
     # -- running an agent --------------------------------------------------------------------
 
@@ -406,6 +411,31 @@ class Worker:
                 if attempt.task is not None:
                     attempt.task.cancel()
             await self.settler.release(leftover)
+
+
+def run_record(
+    runnable: Runnable,
+    lease: str,
+    token: int,
+    owner: str,
+    started: datetime | None,
+    takeover: bool,
+) -> Run:
+    event = runnable.event
+    return Run(
+        event_hash=event.hash,
+        lease=lease,
+        token=token,
+        consumer=owner.split("/", 1)[0],
+        event_type=event.type,
+        event_id=event.id or "",
+        source=event.source,
+        subject=event.subject or "",
+        stream=event.stream,
+        entry_id=event.entry_id,
+        started_at=started,
+        takeover=takeover,
+    )
 
 
 def describe(exc: BaseException, limit: int = 8000) -> str:

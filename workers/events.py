@@ -74,14 +74,15 @@ def decode_envelope(raw: bytes | str | None, max_bytes: int = DEFAULT_MAX_EVENT_
     if size > max_bytes:
         raise EventTooLarge(f"event is {size} bytes, over the limit of {max_bytes}")
     try:
-        parsed = json.loads(raw)
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise EventDecodeError(f"the 'event' field is not JSON: {exc}") from exc
-    if not isinstance(parsed, dict):
-        raise EventDecodeError(f"the 'event' field is JSON {type(parsed).__name__}, not an object")
-    try:
-        return Envelope.model_validate(parsed)
+        # One pass in pydantic's Rust parser: JSON and envelope checked together.
+        return Envelope.model_validate_json(raw)
     except ValidationError as exc:
+        err = exc.errors()[0]
+        if err["type"] == "json_invalid":
+            raise EventDecodeError(f"the 'event' field is not JSON: {err['msg']}") from exc
+        if err["type"] == "model_type" and not err["loc"]:
+            kind = type(json.loads(raw)).__name__
+            raise EventDecodeError(f"the 'event' field is JSON {kind}, not an object") from exc
         raise InvalidEnvelope(first_error(exc)) from exc
 
 

@@ -8,6 +8,7 @@ from typing import Any
 from workers.bus import Delivery
 from workers.errors import EventError
 from workers.events import Event, decode_envelope, event_hash
+from workers.records import Run
 from workers.registry import AgentSpec, Registry
 
 
@@ -23,7 +24,8 @@ class Rejected:
     delivery: Delivery
     reason: str
     error: str
-    event_hash: str | None = None
+    # Set when the event parsed: its AgentRun row is closed as dead-lettered.
+    run: Run | None = None
 
 
 @dataclass(slots=True)

@@ -23,11 +23,15 @@ class AgentRun(models.Model):
     stream = models.CharField(max_length=256)
     entry_id = models.CharField(max_length=64)
     status = models.CharField(max_length=16, choices=RunStatus.choices, default=RunStatus.RUNNING)
+    # The gate's fencing token of the last attempt: how many times an agent started.
     attempts = models.PositiveIntegerField(default=1)
-    lease = models.CharField(max_length=600, db_index=True)
+    # The attempt that wrote the row last: "<consumer>/<entry id>#<token>".
+    lease = models.CharField(max_length=600, blank=True, default="")
+    # Set by an attempt that took over an expired lease: only that lease may commit.
+    fence = models.CharField(max_length=600, blank=True, default="")
     consumer = models.CharField(max_length=256)
     created_at = models.DateTimeField(auto_now_add=True)
-    started_at = models.DateTimeField()
+    started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
     duration_ms = models.FloatField(null=True, blank=True)
     result = models.JSONField(null=True, blank=True)

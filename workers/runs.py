@@ -1,95 +1,82 @@
-"""Fenced writes of ``AgentRun`` rows: a result commits only under the current lease.
+"""``AgentRun`` rows: the database half of the idempotency gate.
 
-The hot paths (claim and commit) are plain SQL run with ``executemany``: building ORM
-expressions per row cost more than the database itself. The SQL is portable between
-SQLite (>= 3.24) and PostgreSQL; values go through the model fields' own adapters.
+One row per event hash, written once per attempt outcome with a multi-row upsert:
+
+- a **commit** lands only if the row is not already ``succeeded`` and its ``fence`` is
+  empty or names this attempt's lease;
+- an attempt that **took over** an expired lease first sets ``fence`` to its own lease,
+  so the worker it replaced (paused, not dead) can no longer commit;
+- before an agent starts, a read finds events that already **succeeded**, so a lost
+  Redis record never makes an agent run twice.
+
+The common path is one read and one write per batch; the SQL is portable between SQLite
+(>= 3.24) and PostgreSQL, and values go through the model fields' own adapters.
 """
 
 from __future__ import annotations
 
-import json
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from django.db import connection, transaction
-from django.db.models import F
 from django.utils import timezone
 
 from workers.models import AgentRun, RunStatus
+from workers.records import Finish, Run
 
 TABLE = AgentRun._meta.db_table
-INSERT_COLUMNS = (
+COLUMNS = (
     "event_hash", "event_type", "event_id", "source", "subject", "stream", "entry_id",
-    "status", "attempts", "lease", "consumer", "created_at", "started_at", "error",
+    "status", "attempts", "lease", "fence", "consumer", "created_at", "started_at",
+    "finished_at", "duration_ms", "result", "error",
 )  # fmt: skip
+UPDATED = [c for c in COLUMNS if c not in ("event_hash", "created_at")]
 # Rows per statement: far under SQLite's 32766 bound variables.
 CHUNK_ROWS = 500
+SUCCEEDED = RunStatus.SUCCEEDED.value
 
 
-def _values(rows: int, columns: int) -> str:
-    row = f"({', '.join(['%s'] * columns)})"
-    return ", ".join([row] * rows)
+def upsert_sql(rows: int, fenced: bool) -> str:
+    """Multi-row INSERT ... ON CONFLICT DO UPDATE that never overwrites a success.
 
-
-def insert_sql(rows: int) -> str:
-    """One multi-row INSERT: one statement, not one per row, keeps the GIL handoffs down."""
-    return (
-        f"INSERT INTO {TABLE} ({', '.join(INSERT_COLUMNS)}) VALUES "
-        f"{_values(rows, len(INSERT_COLUMNS))} ON CONFLICT (event_hash) DO NOTHING"
-    )
-
-
-def commit_sql(rows: int) -> str:
-    """One UPDATE ... FROM (SQLite >= 3.33, PostgreSQL), fenced on the lease.
-
-    It must start with UPDATE (not WITH): Python's sqlite3 reports no rowcount otherwise.
+    ``fenced``: the update also needs the row's fence to be empty or this row's lease.
     """
-    jsonb = "::jsonb" if connection.vendor == "postgresql" else ""
-    first = "SELECT %s AS h, %s AS l, %s AS r, %s AS d"
-    source = " UNION ALL ".join([first] + ["SELECT %s, %s, %s, %s"] * (rows - 1))
+    row = f"({', '.join(['%s'] * len(COLUMNS))})"
+    guard = f"{TABLE}.status <> '{SUCCEEDED}'"
+    if fenced:
+        guard += f" AND ({TABLE}.fence = '' OR {TABLE}.fence = excluded.lease)"
     return (
-        f"UPDATE {TABLE} SET status = %s, finished_at = %s, error = '', "
-        f"result = v.r{jsonb}, duration_ms = v.d FROM ({source}) AS v "
-        f"WHERE {TABLE}.event_hash = v.h AND {TABLE}.lease = v.l AND {TABLE}.status = %s"
+        f"INSERT INTO {TABLE} ({', '.join(COLUMNS)}) VALUES {', '.join([row] * rows)} "
+        f"ON CONFLICT (event_hash) DO UPDATE SET "
+        f"{', '.join(f'{c} = excluded.{c}' for c in UPDATED)} WHERE {guard}"
     )
 
 
-def chunks(items: list[Any], size: int = CHUNK_ROWS) -> list[list[Any]]:
-    return [items[i : i + size] for i in range(0, len(items), size)]
+def succeeded(rows: Any, hashes: list[str]) -> list[tuple[str, str]]:
+    """``(event_hash, lease)`` of the succeeded rows among ``hashes``. The status is checked
+    here, not in SQL: given ``status = ...`` SQLite prefers the status index and scans every
+    succeeded row instead of looking the hashes up in the unique index."""
+    found = rows.filter(event_hash__in=hashes).values_list("event_hash", "lease", "status")
+    return [(h, lease) for h, lease, status in found if status == SUCCEEDED]
 
 
-@dataclass(frozen=True, slots=True)
-class Claim:
-    event_hash: str
-    lease: str
-    consumer: str
-    event_type: str
-    event_id: str
-    source: str
-    subject: str
-    stream: str
-    entry_id: str
-    started_at: datetime
+def _db_time(value: datetime | None) -> Any:
+    return None if value is None else connection.ops.adapt_datetimefield_value(value)
 
 
-@dataclass(frozen=True, slots=True)
-class Finish:
-    event_hash: str
-    lease: str
-    duration_ms: float
-    result: Any = None
-    error: str = ""
-    dead: bool = False
+def _db_json(value: Any) -> Any:
+    return AgentRun._meta.get_field("result").get_db_prep_save(value, connection)
 
 
-def _db_time(value: datetime) -> Any:
-    return connection.ops.adapt_datetimefield_value(value)
-
-
-def _db_json(value: Any) -> str | None:
-    return None if value is None else json.dumps(value)
+def _values(run: Run, status: str, fence: str, now: Any, finish: Finish | None) -> list[Any]:
+    return [
+        run.event_hash, run.event_type, run.event_id, run.source, run.subject, run.stream,
+        run.entry_id, status, run.token, run.lease, fence, run.consumer, now,
+        _db_time(run.started_at), now if finish else None,
+        finish.duration_ms if finish else None,
+        _db_json(finish.result if finish else None), finish.error if finish else "",
+    ]  # fmt: skip
 
 
 class RunStore:
@@ -106,86 +93,58 @@ class RunStore:
         """Close this thread's connection (the engine calls it from its database thread)."""
         connection.close()
 
-    def claim(self, claims: list[Claim]) -> set[str]:
-        """Register attempts. Returns the hashes whose run already succeeded (duplicates)."""
-        if not claims:
-            return set()
-        existing = dict(
-            AgentRun.objects.filter(event_hash__in=[c.event_hash for c in claims]).values_list(
-                "event_hash", "status"
-            )
-        )
-        done = {h for h, status in existing.items() if status == RunStatus.SUCCEEDED}
+    def done_among(self, hashes: list[str]) -> set[str]:
+        """Before agents start: which of these events already succeeded (duplicates)."""
+        return {h for h, _ in succeeded(AgentRun.objects, hashes)} if hashes else set()
+
+    def fence(self, runs: list[Run]) -> None:
+        """Runs that took over an expired lease: from now on only they may commit."""
         now = _db_time(timezone.now())
-        rows = [self._row(c, now) for c in claims if c.event_hash not in existing]
-        # A racing claimer's row wins (DO NOTHING); our commit is then fenced.
-        with connection.cursor() as cursor:
-            for chunk in chunks(rows):
-                cursor.execute(insert_sql(len(chunk)), [v for row in chunk for v in row])
-        for c in claims:
-            if c.event_hash in existing and c.event_hash not in done:
-                self._retake(c)
-        return done
-
-    @staticmethod
-    def _row(c: Claim, now: Any) -> tuple[Any, ...]:
-        return (
-            c.event_hash, c.event_type, c.event_id, c.source, c.subject, c.stream, c.entry_id,
-            RunStatus.RUNNING.value, 1, c.lease, c.consumer, now, _db_time(c.started_at), "",
-        )  # fmt: skip
-
-    @staticmethod
-    def _retake(c: Claim) -> None:
-        AgentRun.objects.filter(event_hash=c.event_hash).exclude(status=RunStatus.SUCCEEDED).update(
-            status=RunStatus.RUNNING,
-            lease=c.lease,
-            consumer=c.consumer,
-            stream=c.stream,
-            entry_id=c.entry_id,
-            attempts=F("attempts") + 1,
-            started_at=c.started_at,
-            finished_at=None,
-            error="",
+        self._upsert(
+            [_values(r, RunStatus.RUNNING.value, r.lease, now, None) for r in runs], fenced=False
         )
 
     def commit(self, finishes: list[Finish]) -> set[str]:
-        """Store results where the lease still matches. Returns the leases that committed."""
+        """Store results unless fenced. Returns the leases that committed."""
         if not finishes:
             return set()
         now = _db_time(timezone.now())
-        succeeded, running = RunStatus.SUCCEEDED.value, RunStatus.RUNNING.value
-        updated = 0
-        with connection.cursor() as cursor:
-            for chunk in chunks(finishes):
-                params: list[Any] = []
-                for f in chunk:
-                    params += [f.event_hash, f.lease, _db_json(f.result), f.duration_ms]
-                cursor.execute(commit_sql(len(chunk)), [succeeded, now, *params, running])
-                updated += cursor.rowcount
-        leases = {f.lease for f in finishes}
-        if updated == len(finishes):
-            return leases
-        # Some were fenced (or committed by an earlier try of this same batch): ask.
-        rows = AgentRun.objects.filter(
-            event_hash__in=[f.event_hash for f in finishes], status=RunStatus.SUCCEEDED
-        ).values_list("lease", flat=True)
-        return leases & set(rows)
+        rows = [_values(f.run, SUCCEEDED, "", now, f) for f in finishes]
+        if self._upsert(rows, fenced=True) == len(finishes):
+            return {f.run.lease for f in finishes}
+        # Some were refused (or committed by an earlier try of this same batch): ask.
+        committed = {
+            lease for _, lease in succeeded(AgentRun.objects, [f.run.event_hash for f in finishes])
+        }
+        return {f.run.lease for f in finishes} & committed
 
     def fail(self, finishes: list[Finish]) -> None:
-        """Record failed attempts (failures are rare: a statement each is fine)."""
-        now = timezone.now()
-        for f in finishes:
-            AgentRun.objects.filter(lease=f.lease, status=RunStatus.RUNNING).update(
-                status=RunStatus.DEAD if f.dead else RunStatus.FAILED,
-                error=f.error,
-                finished_at=now,
-                duration_ms=f.duration_ms,
-            )
+        """Record failed attempts (``dead`` ones as dead-lettered), unless fenced."""
+        now = _db_time(timezone.now())
+        rows = [
+            _values(f.run, RunStatus.DEAD if f.dead else RunStatus.FAILED, "", now, f)
+            for f in finishes
+        ]
+        self._upsert(rows, fenced=True)
 
-    def mark_dead(self, errors: dict[str, str]) -> None:
-        """Dead-lettered without a new attempt (their workers kept dying): close the rows."""
-        now = timezone.now()
-        for event_hash, error in errors.items():
-            AgentRun.objects.filter(event_hash=event_hash).exclude(
-                status=RunStatus.SUCCEEDED
-            ).update(status=RunStatus.DEAD, error=error, finished_at=now)
+    def mark_dead(self, finishes: list[Finish]) -> None:
+        """Dead-lettered without a new attempt (their workers kept dying)."""
+        now = _db_time(timezone.now())
+        self._upsert([_values(f.run, RunStatus.DEAD, "", now, f) for f in finishes], fenced=False)
+
+    @staticmethod
+    def _upsert(rows: list[list[Any]], fenced: bool) -> int:
+        """Rows changed. SQLite is fastest with one multi-row statement; psycopg parses a long
+        statement in Python on every call, but pipelines ``executemany`` of a short one."""
+        if not rows:
+            return 0
+        changed = 0
+        with connection.cursor() as cursor:
+            if connection.vendor == "postgresql":
+                cursor.executemany(upsert_sql(1, fenced), rows)
+                return int(cursor.rowcount)
+            for i in range(0, len(rows), CHUNK_ROWS):
+                chunk = rows[i : i + CHUNK_ROWS]
+                cursor.execute(upsert_sql(len(chunk), fenced), [v for row in chunk for v in row])
+                changed += cursor.rowcount
+        return changed

@@ -19,8 +19,8 @@ from workers import stats
 from workers.bus import Delivery
 from workers.deadletter import DeadLetter, queue_dead_letter
 from workers.intake import Rejected
+from workers.records import Finish
 from workers.retry import Verdict
-from workers.runs import Finish
 
 if TYPE_CHECKING:
     from workers.engine import Attempt, Worker
@@ -37,8 +37,7 @@ class Settled:
     duration_ms: float = 0.0
 
     def finish(self, dead: bool = False) -> Finish:
-        a = self.attempt
-        return Finish(a.event_hash, a.lease, self.duration_ms, self.result, self.error, dead)
+        return Finish(self.attempt.run, self.duration_ms, self.result, self.error, dead)
 
 
 class Settler:
@@ -182,16 +181,13 @@ class Settler:
         busy: list[Delivery],
     ) -> None:
         """Dead-letter what cannot run, ack duplicates and deleted entries, count it all."""
-        counts = Counter(
-            dead_lettered=len(rejected),
-            idempotency_hits=len(hits),
-            deleted=len(deleted),
-            busy=len(busy),
-        )
-        closing = {r.event_hash: r.error for r in rejected if r.event_hash}
+        counts = Counter(dead_lettered=len(rejected), idempotency_hits=len(hits), busy=len(busy))
+        closing = [Finish(r.run, None, error=r.error, dead=True) for r in rejected if r.run]
         if closing:
             await self.worker.db.call(self.worker.store.mark_dead, closing)
-        acks = [d.entry_id for d in (*hits, *deleted)]
+        if deleted:
+            await self._ack_deleted(deleted)
+        acks = [d.entry_id for d in hits]
         if not (rejected or acks or busy):
             return
         async with self.worker.client.pipeline(transaction=False) as pipe:
@@ -209,6 +205,13 @@ class Settler:
                 self._queue_recheck(pipe, d)
             stats.queue_counts(pipe, self.worker.keys, self.config.stream, counts)
             await pipe.execute()
+
+    async def _ack_deleted(self, deleted: list[Delivery]) -> None:
+        """Count what XACK really removed: XAUTOCLAIM may have dropped the same ids already
+        (Redis 7 drops deleted entries whatever their idle time) and counted them."""
+        ids = [d.entry_id for d in deleted]
+        acked = int(await self.worker.client.xack(self.config.stream, self.config.group, *ids))
+        await self.count(Counter(deleted=acked))
 
     def _queue_recheck(self, pipe: Pipeline, delivery: Delivery) -> None:
         """A busy entry waits for another live attempt of its event: that wait must not count

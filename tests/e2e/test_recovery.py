@@ -20,14 +20,19 @@ def publish_sleeps(r: redis.Redis, n: int, ms: int) -> None:
         xadd(r, {"type": "demo.sleep", "source": "test", "id": f"s{i}", "data": {"ms": ms}})
 
 
-def running() -> int:
-    return AgentRun.objects.filter(status=RunStatus.RUNNING).count()
+def gate_records(r: redis.Redis) -> list[dict[str, str]]:
+    return [r.hgetall(key) for key in r.scan_iter("streamdesk:idem:*")]
+
+
+def running(r: redis.Redis) -> int:
+    """Agents started and not finished, as the gate sees them."""
+    return sum(1 for rec in gate_records(r) if rec.get("state") == "running")
 
 
 def test_sigkill_mid_agent_is_recovered_by_another_worker(r: redis.Redis, workers: Workers) -> None:
     publish_sleeps(r, 20, 800)
     victim = workers.start("victim")
-    wait_for(lambda: running() >= 8, what="the victim to start agents")
+    wait_for(lambda: running(r) >= 8, what="the victim to start agents")
     victim.send_signal(signal.SIGKILL)
     victim.wait(timeout=10)
 
@@ -46,7 +51,7 @@ def test_sigkill_mid_agent_is_recovered_by_another_worker(r: redis.Redis, worker
 def test_sigterm_lets_in_flight_agents_finish(r: redis.Redis, workers: Workers) -> None:
     publish_sleeps(r, 5, 1500)
     worker = workers.start("graceful")
-    wait_for(lambda: running() == 5, what="five agents running")
+    wait_for(lambda: running(r) == 5, what="five agents running")
     worker.send_signal(signal.SIGTERM)
     assert worker.wait(timeout=30) == 0, workers.log("graceful")
 
@@ -60,7 +65,7 @@ def test_paused_worker_loses_its_lease_and_its_commit_is_fenced(
 ) -> None:
     xadd(r, {"type": "demo.sleep", "source": "test", "id": "slow", "data": {"ms": 2500}})
     paused = workers.start("paused")
-    wait_for(lambda: running() == 1, what="the agent to start")
+    wait_for(lambda: running(r) == 1, what="the agent to start")
     paused.send_signal(signal.SIGSTOP)  # a GC pause, a frozen VM: no renewals, no commit
     try:
         taker = workers.start("taker", "--burst")
@@ -88,7 +93,9 @@ def test_exhausted_entries_of_dying_workers_are_dead_lettered(
     for attempt in range(3):
         victim = workers.start(f"victim{attempt}")
         wait_for(
-            lambda n=attempt + 1: running() == 1 and AgentRun.objects.get().attempts == n,
+            lambda n=attempt + 1: (
+                [rec.get("token") for rec in gate_records(r)] == [str(n)] and running(r) == 1
+            ),
             what=f"attempt {attempt + 1}",
         )
         victim.send_signal(signal.SIGKILL)

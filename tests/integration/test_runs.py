@@ -1,4 +1,4 @@
-"""The database side of the gate: fenced commits on AgentRun rows."""
+"""The database side of the gate: fenced upserts of AgentRun rows."""
 
 from __future__ import annotations
 
@@ -6,16 +6,18 @@ import pytest
 from django.utils import timezone
 
 from workers.models import AgentRun, RunStatus
-from workers.runs import Claim, Finish, RunStore
+from workers.records import Finish, Run
+from workers.runs import RunStore
 
 pytestmark = pytest.mark.django_db
 
 
-def claim(event_hash: str, lease: str) -> Claim:
-    return Claim(
+def run(event_hash: str, lease: str, token: int = 1, takeover: bool = False) -> Run:
+    return Run(
         event_hash=event_hash,
         lease=lease,
-        consumer="c",
+        token=token,
+        consumer=lease.split("/")[0],
         event_type="demo.echo",
         event_id="1",
         source="s",
@@ -23,56 +25,85 @@ def claim(event_hash: str, lease: str) -> Claim:
         stream="streamdesk:events",
         entry_id="1-0",
         started_at=timezone.now(),
+        takeover=takeover,
     )
 
 
-def test_commit_with_the_current_lease_succeeds() -> None:
+def ok(r: Run, result: object = None) -> Finish:
+    return Finish(r, 1.5, result)
+
+
+def test_first_attempt_commits_without_a_prior_row() -> None:
     store = RunStore()
-    assert store.claim([claim("h", "a#1")]) == set()
-    assert store.commit([Finish("h", "a#1", 1.5, {"ok": True})]) == {"a#1"}
+    a = run("h", "a/1-0#1")
+    assert store.done_among(["h"]) == set()
+    assert not AgentRun.objects.exists()  # nothing written before the result
+    assert store.commit([ok(a, {"ok": True})]) == {"a/1-0#1"}
     row = AgentRun.objects.get(event_hash="h")
-    assert (row.status, row.result, row.duration_ms) == (RunStatus.SUCCEEDED, {"ok": True}, 1.5)
+    assert (row.status, row.result, row.duration_ms, row.attempts) == (
+        RunStatus.SUCCEEDED,
+        {"ok": True},
+        1.5,
+        1,
+    )
 
 
-def test_commit_after_takeover_is_fenced() -> None:
+def test_takeover_fences_out_the_paused_owner() -> None:
     store = RunStore()
-    store.claim([claim("h", "a#1")])
-    store.claim([claim("h", "b#2")])  # the lease was taken over
-    assert store.commit([Finish("h", "a#1", 1.0, "stale")]) == set()
-    assert store.commit([Finish("h", "b#2", 1.0, "fresh")]) == {"b#2"}
+    stale, fresh = run("h", "a/1-0#1"), run("h", "b/1-0#2", token=2, takeover=True)
+    store.fence([fresh])
+    assert AgentRun.objects.get(event_hash="h").fence == "b/1-0#2"
+    assert store.commit([ok(stale, "stale")]) == set()
+    assert store.commit([ok(fresh, "fresh")]) == {"b/1-0#2"}
     row = AgentRun.objects.get(event_hash="h")
-    assert (row.result, row.attempts, row.lease) == ("fresh", 2, "b#2")
+    assert (row.result, row.attempts, row.lease, row.consumer) == ("fresh", 2, "b/1-0#2", "b")
 
 
-def test_a_succeeded_row_makes_a_claim_a_duplicate() -> None:
+def test_a_success_is_never_overwritten() -> None:
     store = RunStore()
-    store.claim([claim("h", "a#1")])
-    store.commit([Finish("h", "a#1", 1.0, 1)])
-    assert store.claim([claim("h", "c#1"), claim("other", "d#1")]) == {"h"}
-    assert AgentRun.objects.get(event_hash="h").lease == "a#1"
+    a, b = run("h", "a/1-0#1"), run("h", "b/1-0#2", token=2)
+    store.commit([ok(a, 1)])
+    assert store.commit([ok(b, 2)]) == set()
+    store.fail([Finish(b, 1.0, error="late failure")])
+    row = AgentRun.objects.get(event_hash="h")
+    assert (row.status, row.result, row.lease) == (RunStatus.SUCCEEDED, 1, "a/1-0#1")
+
+
+def test_succeeded_events_are_reported_as_duplicates() -> None:
+    store = RunStore()
+    store.commit([ok(run("h", "a/1-0#1"), 1)])
+    assert store.done_among(["h", "other"]) == {"h"}
+    store.fence([run("h", "c/2-0#1", takeover=True)])
+    assert AgentRun.objects.get(event_hash="h").fence == ""  # no fence over a success
 
 
 def test_commit_is_idempotent() -> None:
     store = RunStore()
-    store.claim([claim("h", "a#1")])
-    assert store.commit([Finish("h", "a#1", 1.0, 1)]) == {"a#1"}
-    assert store.commit([Finish("h", "a#1", 1.0, 1)]) == {"a#1"}
+    a = run("h", "a/1-0#1")
+    assert store.commit([ok(a, 1)]) == {"a/1-0#1"}
+    assert store.commit([ok(a, 1)]) == {"a/1-0#1"}
 
 
 def test_batch_commit_mixes_fenced_and_current() -> None:
     store = RunStore()
-    store.claim([claim("h1", "a#1"), claim("h2", "a#1b")])
-    store.claim([claim("h2", "b#2")])
-    committed = store.commit([Finish("h1", "a#1", 1, "x"), Finish("h2", "a#1b", 1, "y")])
-    assert committed == {"a#1"}
+    store.fence([run("h2", "b/2-0#2", token=2, takeover=True)])
+    committed = store.commit([ok(run("h1", "a/1-0#1"), "x"), ok(run("h2", "a/2-0#1"), "y")])
+    assert committed == {"a/1-0#1"}
     assert AgentRun.objects.get(event_hash="h2").status == RunStatus.RUNNING
 
 
-def test_failure_is_recorded_and_a_retry_reopens_the_row() -> None:
+def test_failure_is_recorded_and_a_retry_succeeds() -> None:
     store = RunStore()
-    store.claim([claim("h", "a#1")])
-    store.fail([Finish("h", "a#1", 2.0, error="boom")])
-    assert AgentRun.objects.get(event_hash="h").status == RunStatus.FAILED
-    store.claim([claim("h", "a#2")])
+    store.fail([Finish(run("h", "a/1-0#1"), 2.0, error="boom")])
     row = AgentRun.objects.get(event_hash="h")
-    assert (row.status, row.attempts, row.error) == (RunStatus.RUNNING, 2, "")
+    assert (row.status, row.error, row.attempts) == (RunStatus.FAILED, "boom", 1)
+    assert store.commit([ok(run("h", "a/1-0#2", token=2), "ok")]) == {"a/1-0#2"}
+    row = AgentRun.objects.get(event_hash="h")
+    assert (row.status, row.error, row.attempts) == (RunStatus.SUCCEEDED, "", 2)
+
+
+def test_many_rows_in_one_batch() -> None:
+    store = RunStore()
+    runs = [run(f"h{i}", f"a/{i}-0#1") for i in range(1200)]  # more than one chunk
+    assert len(store.commit([ok(r, i) for i, r in enumerate(runs)])) == 1200
+    assert AgentRun.objects.filter(status=RunStatus.SUCCEEDED).count() == 1200

@@ -213,15 +213,17 @@ def test_a_long_agent_and_its_busy_duplicate_are_not_reclaimed_to_death(
     duplicate held by another worker waits without counting deliveries."""
     event = {"type": "demo.sleep", "source": "t", "id": "long", "data": {"ms": 5000}}
     xadd(r, event)
+    # The holder read the first copy before (it is in its PEL), so it runs it at start.
+    r.xgroup_create(STREAM, "agents", id="0")
+    r.xreadgroup("agents", "holder", {STREAM: ">"}, count=1)
 
     def publish_duplicate() -> None:
         client = redis.Redis.from_url(redis_url, decode_responses=True)
-        for _ in range(500):  # until the holder has read the first copy
-            try:
-                if pending(client) == 1:
-                    break
-            except redis.ResponseError:  # the group does not exist yet
-                pass
+        for _ in range(500):  # until the holder runs the first copy
+            if any(
+                client.hget(k, "state") == "running" for k in client.scan_iter("streamdesk:idem:*")
+            ):
+                break
             threading.Event().wait(0.02)
         xadd(client, event)
         client.close()
