@@ -139,12 +139,19 @@ class RunStore:
         if not rows:
             return 0
         changed = 0
-        with connection.cursor() as cursor:
+        # The DB-API cursor, not Django's wrapper: with DEBUG on, the wrapper would render
+        # every parameter of these long statements into its query log.
+        connection.ensure_connection()
+        cursor = connection.connection.cursor()
+        try:
             if connection.vendor == "postgresql":
                 cursor.executemany(upsert_sql(1, fenced), rows)
                 return int(cursor.rowcount)
             for i in range(0, len(rows), CHUNK_ROWS):
                 chunk = rows[i : i + CHUNK_ROWS]
-                cursor.execute(upsert_sql(len(chunk), fenced), [v for row in chunk for v in row])
+                sql = upsert_sql(len(chunk), fenced).replace("%s", "?")
+                cursor.execute(sql, [v for row in chunk for v in row])
                 changed += cursor.rowcount
+        finally:
+            cursor.close()
         return changed
