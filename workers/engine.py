@@ -11,12 +11,10 @@ import asyncio
 import contextlib
 import logging
 import time
-import traceback
 from collections import Counter
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
@@ -25,11 +23,12 @@ from pydantic_core import to_jsonable_python
 from redis.asyncio import Redis
 
 from workers import bus
+from workers.attempts import Attempt, Group, Settlement, describe, run_record
 from workers.bus import Delivery
 from workers.config import EngineConfig
 from workers.context import AgentContext
 from workers.dbwriter import DbWriter
-from workers.gate import Gate, Outcome, lease_name
+from workers.gate import Gate, Outcome
 from workers.housekeeping import Housekeeper
 from workers.intake import Rejected, Runnable, sort_deliveries
 from workers.reclaim import Reclaimer
@@ -51,54 +50,6 @@ class RunStore(Protocol):
     def fail(self, finishes: list[Finish]) -> None: ...
     def mark_dead(self, finishes: list[Finish]) -> None: ...
     def close(self) -> None: ...
-
-
-@dataclass(slots=True, eq=False)
-class Attempt:
-    runnable: Runnable
-    owner: str
-    token: int
-    started_at: datetime
-    started_mono: float
-    followers: list[Delivery] = field(default_factory=list)
-    takeover: bool = False
-    task: asyncio.Task[None] | None = None
-
-    @property
-    def event_hash(self) -> str:
-        return self.runnable.event.hash
-
-    @property
-    def lease(self) -> str:
-        return lease_name(self.owner, self.token)
-
-    @property
-    def delivery(self) -> Delivery:
-        return self.runnable.delivery
-
-    @property
-    def run(self) -> Run:
-        return run_record(
-            self.runnable, self.lease, self.token, self.owner, self.started_at, self.takeover
-        )
-
-
-@dataclass(slots=True)
-class Settlement:
-    """What a batch settles without running an agent."""
-
-    rejected: list[Rejected]
-    hits: list[Delivery]
-    deleted: list[Delivery]
-    busy: list[Delivery]
-
-
-@dataclass(slots=True)
-class Group:
-    """Deliveries of one event hash in one batch: the first leads, the rest wait on it."""
-
-    leader: Runnable
-    followers: list[Delivery] = field(default_factory=list)
 
 
 class Worker:
@@ -279,14 +230,15 @@ class Worker:
         task.add_done_callback(self.admitting.discard)
 
     async def _admit(self, attempts: list[Attempt], rest: Settlement) -> None:
-        """Claim the attempts' rows, start the agents, then settle what cannot run."""
+        """Check the database for duplicates, fence takeovers, start the agents, then settle
+        what cannot run."""
         try:
             done = await self.db.read(self.store.done_among, [a.event_hash for a in attempts])
             takeovers = [a.run for a in attempts if a.takeover and a.event_hash not in done]
             if takeovers:
                 await self.db.call(self.store.fence, takeovers)
         except Exception:
-            log.exception("claiming %d events failed; they will be redelivered", len(attempts))
+            log.exception("admitting %d events failed; they will be redelivered", len(attempts))
             for attempt in attempts:
                 self.inflight.pop(attempt.event_hash, None)
             self.slot_freed.set()
@@ -411,34 +363,3 @@ class Worker:
                 if attempt.task is not None:
                     attempt.task.cancel()
             await self.settler.release(leftover)
-
-
-def run_record(
-    runnable: Runnable,
-    lease: str,
-    token: int,
-    owner: str,
-    started: datetime | None,
-    takeover: bool,
-) -> Run:
-    event = runnable.event
-    return Run(
-        event_hash=event.hash,
-        lease=lease,
-        token=token,
-        consumer=owner.split("/", 1)[0],
-        event_type=event.type,
-        event_id=event.id or "",
-        source=event.source,
-        subject=event.subject or "",
-        stream=event.stream,
-        entry_id=event.entry_id,
-        started_at=started,
-        takeover=takeover,
-    )
-
-
-def describe(exc: BaseException, limit: int = 8000) -> str:
-    """The exception and its traceback, bounded so a huge error cannot bloat a row."""
-    text = "".join(traceback.format_exception(exc)).strip()
-    return text if len(text) <= limit else f"{text[: limit // 2]}\n...\n{text[-limit // 2 :]}"

@@ -23,7 +23,8 @@ from workers.records import Finish
 from workers.retry import Verdict
 
 if TYPE_CHECKING:
-    from workers.engine import Attempt, Worker
+    from workers.attempts import Attempt
+    from workers.engine import Worker
 
 log = logging.getLogger("streamdesk.worker")
 

@@ -1,0 +1,92 @@
+"""One attempt at an event, and the small records the worker passes between its stages."""
+
+from __future__ import annotations
+
+import asyncio
+import traceback
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from workers.bus import Delivery
+from workers.gate import lease_name
+from workers.intake import Rejected, Runnable
+from workers.records import Run
+
+
+@dataclass(slots=True, eq=False)
+class Attempt:
+    runnable: Runnable
+    owner: str
+    token: int
+    started_at: datetime
+    started_mono: float
+    followers: list[Delivery] = field(default_factory=list)
+    takeover: bool = False
+    task: asyncio.Task[None] | None = None
+
+    @property
+    def event_hash(self) -> str:
+        return self.runnable.event.hash
+
+    @property
+    def lease(self) -> str:
+        return lease_name(self.owner, self.token)
+
+    @property
+    def delivery(self) -> Delivery:
+        return self.runnable.delivery
+
+    @property
+    def run(self) -> Run:
+        return run_record(
+            self.runnable, self.lease, self.token, self.owner, self.started_at, self.takeover
+        )
+
+
+@dataclass(slots=True)
+class Settlement:
+    """What a batch settles without running an agent."""
+
+    rejected: list[Rejected]
+    hits: list[Delivery]
+    deleted: list[Delivery]
+    busy: list[Delivery]
+
+
+@dataclass(slots=True)
+class Group:
+    """Deliveries of one event hash in one batch: the first leads, the rest wait on it."""
+
+    leader: Runnable
+    followers: list[Delivery] = field(default_factory=list)
+
+
+def run_record(
+    runnable: Runnable,
+    lease: str,
+    token: int,
+    owner: str,
+    started: datetime | None,
+    takeover: bool,
+) -> Run:
+    event = runnable.event
+    return Run(
+        event_hash=event.hash,
+        lease=lease,
+        token=token,
+        consumer=owner.split("/", 1)[0],
+        event_type=event.type,
+        event_id=event.id or "",
+        source=event.source,
+        subject=event.subject or "",
+        stream=event.stream,
+        entry_id=event.entry_id,
+        started_at=started,
+        takeover=takeover,
+    )
+
+
+def describe(exc: BaseException, limit: int = 8000) -> str:
+    """The exception and its traceback, bounded so a huge error cannot bloat a row."""
+    text = "".join(traceback.format_exception(exc)).strip()
+    return text if len(text) <= limit else f"{text[: limit // 2]}\n...\n{text[-limit // 2 :]}"
