@@ -20,6 +20,7 @@ import threading
 import time
 from pathlib import Path
 from types import FrameType
+from typing import Any, cast
 
 import redis
 
@@ -36,8 +37,9 @@ def on_sigterm(signum: int, frame: FrameType | None) -> None:
     stopping.set()
 
 
-def run_raw(url: str, stream: str, group: str, latency: bool, out: Path, deadline: float,
-            ready: Path) -> int:
+def run_raw(
+    url: str, stream: str, group: str, latency: bool, out: Path, deadline: float, ready: Path
+) -> int:
     client = redis.Redis.from_url(url, decode_responses=True, socket_timeout=30)
     client.ping()
     ready.touch()
@@ -47,8 +49,11 @@ def run_raw(url: str, stream: str, group: str, latency: bool, out: Path, deadlin
     seen: list[tuple[int, int]] = []  # (n, read_ns - sent_ns)
     with contextlib.closing(client):
         while not stopping.is_set() and time.monotonic() < deadline:
-            reply = client.xreadgroup(group, "raw-1", {stream: ">"}, count=RAW_COUNT,
-                                      block=block_ms)
+            # RESP2 reply: [[stream, [(id, fields), ...]]], or None after BLOCK times out.
+            reply = cast(
+                "list[Any] | None",
+                client.xreadgroup(group, "raw-1", {stream: ">"}, count=RAW_COUNT, block=block_ms),
+            )
             read_ns = time.time_ns()
             entries = reply[0][1] if reply else []
             if not entries:
@@ -118,8 +123,9 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, on_sigterm)
     deadline = time.monotonic() + args.max_seconds
     if args.which == "raw":
-        return run_raw(args.url, args.stream, args.group, args.latency, args.out, deadline,
-                       args.ready)
+        return run_raw(
+            args.url, args.stream, args.group, args.latency, args.out, deadline, args.ready
+        )
     return run_naive(args.db, not args.latency, args.out, deadline, args.ready)
 
 

@@ -18,9 +18,11 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, cast
 
 import redis
 
+from bench.source import snapshot
 from workers.embedded import PrivateServer
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -53,6 +55,8 @@ def display(cmd: list[str]) -> str:
 @dataclass
 class Bench:
     tmp: Path
+    src: Path  # the snapshot every subprocess runs from (see source.py)
+    source: str  # what the snapshot holds, for the report
     server: PrivateServer
     redis: redis.Redis
     template_db: Path
@@ -86,7 +90,7 @@ class Bench:
             DATABASE_URL=f"sqlite:///{db}",
             STREAMDESK_DATA_DIR=str(self.tmp / "data"),
             STREAMDESK_AGENT_MODULES="bench.agents",
-            PYTHONPATH=str(ROOT),
+            PYTHONPATH=str(self.src),
             LOG_LEVEL="WARNING",
             PYTHONUNBUFFERED="1",
         )
@@ -97,24 +101,35 @@ class Bench:
 
 
 @contextlib.contextmanager
-def open_bench(keep: bool = False) -> Iterator[Bench]:
+def open_bench(keep: bool = False, ref: str | None = None) -> Iterator[Bench]:
+    """The private world of one run; ``ref``: benchmark that git ref, not the working tree."""
     tmp = Path(tempfile.mkdtemp(prefix="streamdesk-bench-"))
-    server = PrivateServer(tmp / "valkey").start()
-    client = redis.Redis.from_url(server.url, decode_responses=True, socket_timeout=30)
+    server: PrivateServer | None = None
+    client: redis.Redis | None = None
     try:
+        src = tmp / "src"
+        source = snapshot(ROOT, src, ref)
+        server = PrivateServer(tmp / "valkey").start()
+        client = redis.Redis.from_url(server.url, decode_responses=True, socket_timeout=30)
         template = tmp / "template.sqlite3"
-        bench = Bench(tmp, server, client, template)
+        bench = Bench(tmp, src, source, server, client, template)
         result = subprocess.run(
-            [PYTHON, "manage.py", "migrate", "--no-input", "-v0"], cwd=ROOT,
-            env=bench.env(template), capture_output=True, text=True, timeout=MIGRATE_TIMEOUT_S,
+            [PYTHON, "manage.py", "migrate", "--no-input", "-v0"],
+            cwd=src,
+            env=bench.env(template),
+            capture_output=True,
+            text=True,
+            timeout=MIGRATE_TIMEOUT_S,
             check=False,
         )
         if result.returncode != 0:
             raise BenchError(f"migrate failed: {result.stderr.strip()[-2000:]}")
         yield bench
     finally:
-        client.close()
-        server.stop()
+        if client is not None:
+            client.close()
+        if server is not None:
+            server.stop()
         if keep:
             print(f"kept {tmp}", file=sys.stderr)
         else:
@@ -122,10 +137,12 @@ def open_bench(keep: bool = False) -> Iterator[Bench]:
 
 
 @contextlib.contextmanager
-def spawn(cmd: list[str], env: dict[str, str], log: Path) -> Iterator[subprocess.Popen[bytes]]:
+def spawn(
+    cmd: list[str], env: dict[str, str], log: Path, cwd: Path
+) -> Iterator[subprocess.Popen[bytes]]:
     """Run a subprocess with output to ``log``; it never outlives the block."""
     with open(log, "wb") as out:
-        proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
+        proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT)
         try:
             yield proc
         finally:
@@ -146,8 +163,9 @@ def wait_exit(proc: subprocess.Popen[bytes], log: Path, timeout_s: float) -> Non
     try:
         code = proc.wait(timeout=timeout_s)
     except subprocess.TimeoutExpired:
-        raise BenchError(f"{proc.args!r} did not exit within {timeout_s:.0f} s:\n"
-                         f"{log_tail(log)}") from None
+        raise BenchError(
+            f"{proc.args!r} did not exit within {timeout_s:.0f} s:\n{log_tail(log)}"
+        ) from None
     if code != 0:
         raise BenchError(f"{proc.args!r} exited {code}:\n{log_tail(log)}")
 
@@ -189,7 +207,7 @@ def rss_kb(pid: int) -> int | None:
 def group_progress(client: redis.Redis, group: str) -> tuple[int, int]:
     """(entries read, entries acked) of one consumer group of the bench stream."""
     try:
-        groups = client.xinfo_groups(STREAM)
+        groups = cast(list[dict[str, Any]], client.xinfo_groups(STREAM))
     except redis.ResponseError:  # no stream yet
         return 0, 0
     for info in groups:

@@ -22,6 +22,7 @@ FINISH_TIMEOUT_S = 60.0
 @dataclass(frozen=True, slots=True)
 class Pickup:
     subject: str
+    target_rate: float
     pace: Pace
     measured: int  # events in the figures (after warm-up)
     mean_ms: float
@@ -43,11 +44,14 @@ def pickup(subject: Subject, rate: float, seconds: float, warmup_s: float) -> Pi
     subject.prepare(preload=0, latency=True)
     log = subject.bench.log_path(subject.name)
     try:
-        with spawn(subject.command(), subject.env(), log) as proc:
+        with spawn(subject.command(), subject.env(), log, subject.bench.src) as proc:
             subject.wait_ready(proc)
             pace = paced(subject.publisher(), rate, total)
-            wait_until(lambda: subject.progress()[1] >= total,
-                       f"{subject.name} to finish {total} events", FINISH_TIMEOUT_S)
+            wait_until(
+                lambda: subject.progress()[1] >= total,
+                f"{subject.name} to finish {total} events",
+                FINISH_TIMEOUT_S,
+            )
             stop(proc, log)
         latencies = subject.latencies_ns()
     finally:
@@ -57,10 +61,21 @@ def pickup(subject: Subject, rate: float, seconds: float, warmup_s: float) -> Pi
     ordered = sorted(ns / 1e6 for n, ns in latencies.items() if n >= warm)
     settle_time()
     result = Pickup(
-        subject.name, pace, len(ordered), statistics.fmean(ordered), percentile(ordered, 50),
-        percentile(ordered, 90), percentile(ordered, 99), ordered[-1],
+        subject.name,
+        rate,
+        pace,
+        len(ordered),
+        statistics.fmean(ordered),
+        percentile(ordered, 50),
+        percentile(ordered, 90),
+        percentile(ordered, 99),
+        ordered[-1],
     )
-    print(f"  latency    {subject.name:9s} p50 {result.p50_ms:8.2f} ms  p99 {result.p99_ms:8.2f} ms"
-          f"  mean {result.mean_ms:8.2f} ms  (published {pace.rate:.0f}/s, worst lateness "
-          f"{pace.worst_late_ms:.1f} ms)", flush=True)
+    print(
+        f"  latency    {subject.name:9s} at {rate:g}/s: p50 {result.p50_ms:.2f} ms"
+        f"  p99 {result.p99_ms:.2f} ms"
+        f"  mean {result.mean_ms:8.2f} ms  (published {pace.rate:.0f}/s, worst lateness "
+        f"{pace.worst_late_ms:.1f} ms)",
+        flush=True,
+    )
     return result

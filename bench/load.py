@@ -34,10 +34,14 @@ CREATE INDEX jobs_status_id ON jobs (status, id);
 
 def envelope(tag: str, n: int, sent_ns: int) -> str:
     """The JSON a producer XADDs: a unique id per event, so every event runs once."""
-    return json.dumps({
-        "type": PROBE_TYPE, "source": "bench", "id": f"{tag}-{n}",
-        "data": {"n": n, "sent_ns": sent_ns},
-    })
+    return json.dumps(
+        {
+            "type": PROBE_TYPE,
+            "source": "bench",
+            "id": f"{tag}-{n}",
+            "data": {"n": n, "sent_ns": sent_ns},
+        }
+    )
 
 
 def new_tag() -> str:

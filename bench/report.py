@@ -2,16 +2,12 @@
 
 from __future__ import annotations
 
-import os
-import platform
-import sqlite3
-import subprocess
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import UTC, datetime
-from importlib.metadata import version
 
-from bench.harness import ROOT, Bench, display, runworker_cmd
+from bench.harness import display, runworker_cmd
 from bench.latency import Pickup
+from bench.machine import Machine
 from bench.throughput import Memory, Rates
 
 THROUGHPUT_TARGET = 0.40  # runworker / raw
@@ -24,67 +20,11 @@ class Params:
     events: int
     repeats: int
     rate: float
+    light_rate: float
     seconds: float
     warmup_s: float
     memory_events: int
     command: str
-
-
-@dataclass(frozen=True, slots=True)
-class Machine:
-    cpus: int
-    cpu_model: str
-    memory_gib: float
-    kernel: str
-    python: str
-    valkey: str
-    libraries: str
-    commit: str
-    load_before: str
-    load_after: str = ""
-
-    def finish(self) -> Machine:
-        return replace(self, load_after=_load())
-
-
-def _load() -> str:
-    return " / ".join(f"{x:.2f}" for x in os.getloadavg())
-
-
-def _proc_field(path: str, key: str) -> str:
-    try:
-        with open(path) as handle:
-            for line in handle:
-                if line.startswith(key):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return "unknown"
-
-
-def _git_commit() -> str:
-    def git(*args: str) -> str:
-        out = subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True,
-                             timeout=10, check=False)
-        return out.stdout.strip()
-    head = git("rev-parse", "--short", "HEAD") or "unknown"
-    return f"{head} (working tree had uncommitted changes)" if git("status", "--porcelain") else head
-
-
-def machine(bench: Bench) -> Machine:
-    info = bench.redis.info("server")
-    valkey = f"Valkey {info['valkey_version']}" if "valkey_version" in info else \
-        f"Redis {info['redis_version']}"
-    mem_kb = _proc_field("/proc/meminfo", "MemTotal").split()[0]
-    libs = ", ".join(f"{name} {version(name)}" for name in ("Django", "redis", "hiredis",
-                                                               "pydantic"))
-    return Machine(
-        cpus=os.cpu_count() or 0, cpu_model=_proc_field("/proc/cpuinfo", "model name"),
-        memory_gib=int(mem_kb) / MIB / MIB if mem_kb.isdigit() else 0.0,
-        kernel=platform.release(), python=platform.python_version(), valkey=valkey,
-        libraries=f"{libs}, SQLite {sqlite3.sqlite_version}", commit=_git_commit(),
-        load_before=_load(),
-    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,7 +35,8 @@ class Results:
     ended: float
     rates: dict[str, Rates]
     pickups: dict[str, Pickup]
-    memory: Memory
+    light: dict[str, Pickup]
+    memory: list[Memory]  # default settings first
 
     @property
     def throughput_ratio(self) -> float:
@@ -120,17 +61,42 @@ def _mib(kb: int) -> str:
 
 def summary(r: Results) -> str:
     w, raw, naive = (r.rates[k].median for k in ("runworker", "raw", "naive"))
-    lat, m = r.pickups["runworker"], r.memory
-    return "\n".join([
+    lat = r.pickups["runworker"]
+    lines = [
         f"throughput: runworker {w:,.0f}/s, raw {raw:,.0f}/s, naive {naive:,.0f}/s; "
-        f"runworker/raw {r.throughput_ratio:.0%} (target >= {THROUGHPUT_TARGET:.0%}: "
+        f"runworker/raw {r.throughput_ratio:.1%} (target >= {THROUGHPUT_TARGET:.0%}: "
         f"{'met' if r.throughput_met else 'NOT met'})",
-        f"latency: runworker p50 {lat.p50_ms:.2f} ms p99 {lat.p99_ms:.2f} ms (target p99 < "
-        f"{P99_TARGET_MS:g} ms: {'met' if r.p99_met else 'NOT met'}); raw p99 "
+        f"latency at {r.params.rate:g}/s: runworker p50 {lat.p50_ms:.2f} ms "
+        f"p99 {lat.p99_ms:.2f} ms (target p99 < {P99_TARGET_MS:g} ms: "
+        f"{'met' if r.p99_met else 'NOT met'}); raw p99 "
         f"{r.pickups['raw'].p99_ms:.2f} ms; naive mean {r.pickups['naive'].mean_ms:.0f} ms",
-        f"memory: start {_mib(m.start_kb)}, peak {_mib(m.peak_kb)}, end {_mib(m.end_kb)} "
-        f"over {m.events:,} events ({'flat' if m.flat else 'GROWING'})",
-    ])
+        f"latency at {r.params.light_rate:g}/s: runworker p50 {r.light['runworker'].p50_ms:.2f} ms "
+        f"p99 {r.light['runworker'].p99_ms:.2f} ms",
+    ]
+    lines += [
+        f"memory ({m.config}): start {_mib(m.start_kb)}, peak {_mib(m.peak_kb)}, end "
+        f"{_mib(m.end_kb)} over {m.events:,} events ({'flat' if m.flat else 'GROWING'})"
+        for m in r.memory
+    ]
+    return "\n".join(lines)
+
+
+def _targets(r: Results) -> list[str]:
+    w, raw, lat = r.rates["runworker"].median, r.rates["raw"].median, r.pickups["runworker"]
+    rows = [
+        "| target | measured | met |",
+        "| --- | --- | --- |",
+        f"| `runworker` throughput at least {THROUGHPUT_TARGET:.0%} of the raw loop | "
+        f"{r.throughput_ratio:.1%} ({w:,.0f} vs {raw:,.0f} events/s) | {_yes(r.throughput_met)} |",
+        f"| `runworker` pickup p99 under {P99_TARGET_MS:g} ms at {r.params.rate:g} events/s | "
+        f"{lat.p99_ms:.2f} ms | {_yes(r.p99_met)} |",
+    ]
+    rows += [
+        f"| `runworker` memory flat over {m.events:,} events ({m.config}) | "
+        f"{m.growth_kb / MIB:+.1f} MiB after the first 10% | {_yes(m.flat)} |"
+        for m in r.memory
+    ]
+    return rows
 
 
 def _throughput(r: Results) -> list[str]:
@@ -139,69 +105,73 @@ def _throughput(r: Results) -> list[str]:
         "| worker | events/s (median) | each run | vs raw | vs naive |",
         "| --- | ---: | --- | ---: | ---: |",
     ]
-    labels = {"raw": "raw XREADGROUP + XACK loop (ceiling)", "runworker": "`runworker`",
-              "naive": "naive 1 s polling worker"}
+    labels = {
+        "raw": "raw XREADGROUP + XACK loop (ceiling)",
+        "runworker": "`runworker`",
+        "naive": "naive 1 s polling worker",
+    }
     for name in ("raw", "runworker", "naive"):
         rates = r.rates[name]
         each = ", ".join(f"{x:,.0f}" for x in rates.runs)
-        rows.append(f"| {labels[name]} | {rates.median:,.0f} | {each} | "
-                    f"{rates.median / raw:.0%} | {rates.median / naive:.1f}x |")
+        rows.append(
+            f"| {labels[name]} | {rates.median:,.0f} | {each} | "
+            f"{rates.median / raw:.1%} | {rates.median / naive:.2f}x |"
+        )
     return rows
 
 
-def _latency(r: Results) -> list[str]:
-    ours = r.pickups["runworker"]
+def _latency(pickups: dict[str, Pickup]) -> list[str]:
+    ours = pickups["runworker"]
     rows = [
-        "| worker | published/s | events | p50 | p90 | p99 | max | mean | p50 vs runworker |",
-        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+        "| worker | published/s (publisher late, worst) | events | p50 | p90 | p99 | max | mean "
+        "| p50 / runworker's | p99 / runworker's |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
-    for name in ("raw", "runworker", "naive"):
-        p = r.pickups[name]
+    for name, p in pickups.items():
         rows.append(
-            f"| {name} | {p.pace.rate:,.0f} | {p.measured:,} | {p.p50_ms:.2f} ms | "
-            f"{p.p90_ms:.2f} ms | {p.p99_ms:.2f} ms | {p.max_ms:.2f} ms | {p.mean_ms:.2f} ms | "
-            f"{p.p50_ms / ours.p50_ms:.2f}x |")
+            f"| {name} | {p.pace.rate:,.0f} ({p.pace.worst_late_ms:.1f} ms) | {p.measured:,} | "
+            f"{p.p50_ms:.2f} ms | {p.p90_ms:.2f} ms | {p.p99_ms:.2f} ms | {p.max_ms:.2f} ms | "
+            f"{p.mean_ms:.2f} ms | {p.p50_ms / ours.p50_ms:.2f}x | {p.p99_ms / ours.p99_ms:.2f}x |"
+        )
     return rows
 
 
 def _memory(r: Results) -> list[str]:
-    m = r.memory
     rows = [
-        f"Drained {m.events:,} events at {m.rate:,.0f} events/s, `VmRSS` sampled every second.",
-        "",
-        "| start (first batch read) | after 10% | peak | end | end - after 10% | flat |",
-        "| ---: | ---: | ---: | ---: | ---: | --- |",
-        f"| {_mib(m.start_kb)} | {_mib(m.warm_kb)} | {_mib(m.peak_kb)} | {_mib(m.end_kb)} | "
-        f"{(m.end_kb - m.warm_kb) / MIB:+.1f} MiB | {_yes(m.flat)} |",
-        "",
-        "| seconds | events done | RSS |",
-        "| ---: | ---: | ---: |",
+        "| settings | events/s | start | after 10% | peak | end | end - after 10% | flat |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |",
     ]
-    step = max(1, len(m.samples) // 12)
-    shown = m.samples[::step] + ([m.samples[-1]] if (len(m.samples) - 1) % step else [])
-    rows += [f"| {s.t:.1f} | {s.done:,} | {_mib(s.kb)} |" for s in shown]
+    rows += [
+        f"| {m.config} | {m.rate:,.0f} | {_mib(m.start_kb)} | {_mib(m.warm_kb)} | "
+        f"{_mib(m.peak_kb)} | {_mib(m.end_kb)} | {m.growth_kb / MIB:+.1f} MiB | {_yes(m.flat)} |"
+        for m in r.memory
+    ]
+    rows += [
+        "",
+        "| events done | " + " | ".join(f"RSS, {m.config}" for m in r.memory) + " |",
+        "| ---: |" + " ---: |" * len(r.memory),
+    ]
+    events = r.memory[0].events
+    for tenth in range(11):
+        done = events * tenth // 10
+        rows.append(f"| {done:,} | " + " | ".join(_mib(m.at(done)) for m in r.memory) + " |")
     return rows
 
 
 def render(r: Results) -> str:
     p, mc = r.params, r.machine
-    lat = r.pickups
     when = datetime.fromtimestamp(r.began, UTC).strftime("%Y-%m-%d %H:%M UTC")
-    naive_vs = lat["naive"].p50_ms / lat["runworker"].p50_ms
-    text = f"""# Benchmarks
+    naive_vs = r.pickups["naive"].p50_ms / r.pickups["runworker"].p50_ms
+    return f"""# Benchmarks
 
-Generated by `make bench` (`bench/run.py`) on {when}, in {r.ended - r.began:.0f} s. Do not edit by
-hand: rerun it. Every figure comes from this one run; ratios compare workers measured
+Generated by `make bench` (`bench/run.py`) on {when}, in {r.ended - r.began:.0f} s. Do not edit
+by hand: rerun it. Every figure comes from this one run; ratios compare workers measured
 side by side on the same machine, which is shared and noisy, so read ratios before
 absolute numbers.
 
 ## Targets
 
-| target | measured | met |
-| --- | --- | --- |
-| `runworker` throughput at least {THROUGHPUT_TARGET:.0%} of the raw loop | {r.throughput_ratio:.0%} ({r.rates["runworker"].median:,.0f} vs {r.rates["raw"].median:,.0f} events/s) | {_yes(r.throughput_met)} |
-| `runworker` pickup p99 under {P99_TARGET_MS:g} ms at {p.rate:g} events/s | {lat["runworker"].p99_ms:.2f} ms | {_yes(r.p99_met)} |
-| `runworker` memory flat over {r.memory.events:,} events | {(r.memory.end_kb - r.memory.warm_kb) / MIB:+.1f} MiB after the first 10% | {_yes(r.memory.flat)} |
+{chr(10).join(_targets(r))}
 
 ## Machine
 
@@ -213,12 +183,13 @@ absolute numbers.
 | Python | {mc.python} |
 | server | {mc.valkey} (private, loopback, no persistence) |
 | libraries | {mc.libraries} |
-| commit | {mc.commit} |
+| code under test | {mc.commit} |
 | load average (1/5/15 min) | before {mc.load_before}; after {mc.load_after} |
 
-Command: `{p.command}` (what `make bench` runs). The worker under test:
+Command: `{p.command}` (`make bench` runs it without options). The worker under test:
 `{display(runworker_cmd(burst=True))}` (without `--burst` for latency), with
-`STREAMDESK_AGENT_MODULES=bench.agents`, `LOG_LEVEL=WARNING`, SQLite in WAL mode.
+`STREAMDESK_AGENT_MODULES=bench.agents`, `LOG_LEVEL=WARNING`, SQLite in WAL mode, and
+`DEBUG` unset, so settings.py's default (on) applies, except in the "DEBUG=0" memory run.
 
 ## 1. Throughput
 
@@ -232,41 +203,52 @@ pipeline with XACK. Each run has an empty server and a fresh database.
 
 ## 2. Pickup latency
 
-{p.rate:g} events/s published one at a time on a fixed schedule for {p.warmup_s + p.seconds:g} s;
-the first {p.warmup_s:g} s are warm-up and left out. Latency is the handler's start
+Events published one at a time on a fixed schedule for {p.warmup_s + p.seconds:g} s; the
+first {p.warmup_s:g} s are warm-up and left out. Latency is the handler's start
 (`started_ns`, in the stored result) minus `sent_ns` (taken just before XADD). The raw
 loop notes the time right after its `XREADGROUP BLOCK` returns; the naive worker when it
 starts each job.
 
-{chr(10).join(_latency(r))}
+At {p.rate:g} events/s:
 
-The naive poller's p50 is {naive_vs:,.0f}x `runworker`'s: with a 1 s sleep after an
+{chr(10).join(_latency(r.pickups))}
+
+The naive poller's p50 is {naive_vs:,.1f}x `runworker`'s: with a 1 s sleep after an
 empty poll, a job waits about half a second on average.
 
+At {p.light_rate:g} events/s (light load: what one event costs when nothing queues):
+
+{chr(10).join(_latency(r.light))}
+
 ## 3. Worker memory
+
+{r.memory[0].events:,} events drained by `runworker --burst`; `VmRSS` sampled every second.
+"Start" is the first sample after the first read.
 
 {chr(10).join(_memory(r))}
 
 "Flat" means the RSS at the end is within max(5 MiB, 5%) of the RSS after the first
 10% of events (allocator pools and caches are warm by then); a leak of 100 bytes per
-event would add about 9 MiB.
+event would add about 9 MiB. With `DEBUG` on, Django keeps the last 9,000 SQL
+statements of each connection (`connection.queries_log`), so RSS grows until that log
+is full and then stays level.
 
-{METHOD}
-"""
-    return text
+{METHOD}"""
 
 
 METHOD = """## How it is measured
 
+* **Frozen code.** Every subprocess runs from a copy of the code taken when the run
+  starts (the working tree, or `--ref`), so edits made during a run cannot mix versions.
 * **Private everything.** `bench/run.py` starts its own Valkey (`workers.embedded.PrivateServer`,
   127.0.0.1, a free port) and its own SQLite files in a temporary folder; the project's
   `.streamdesk/` is never touched. `manage.py migrate` runs once into a template database
   that each run copies.
-* **Throughput clock.** The parent polls progress every 20 ms (XINFO GROUPS `entries-read`
+* **Throughput clock.** The parent polls progress every 5 ms (XINFO GROUPS `entries-read`
   and `pending` for the two stream workers; the lowest pending id for the jobs table).
   The clock runs from the last poll at which nothing had been picked up to the first
   poll at which everything was finished, so interpreter and Django start-up, and the exit
-  after the last event, count for no worker. Resolution: about 40 ms per run.
+  after the last event, count for no worker. Resolution: about 10 ms per run.
 * **Baselines**, each its own process with the same Python (`bench/baselines.py`):
   * *raw*: a redis-py (hiredis) loop: `XREADGROUP COUNT 200`, then one `XACK` of the
     batch; nothing else. It is the ceiling one Python process can reach on this stream.
@@ -279,16 +261,18 @@ METHOD = """## How it is measured
     poll sleeps 1 s. For latency the benchmark INSERTs (and commits) each job on the
     same schedule as the XADDs.
 * **Pacing.** One event per slot of `1/rate` s: the publisher sleeps until the slot, never
-  sends ahead; a late slot is sent at once and counted as lateness (the table's
-  "published/s" is the rate achieved).
+  sends ahead; a late slot is sent at once and counted as lateness (the tables show the
+  rate achieved and the worst lateness: the publisher shares the two CPUs with the rest).
 * **Memory.** `VmRSS` of the `runworker` process from `/proc/<pid>/status`, every second.
 * **Never hangs.** Every wait has a deadline, every subprocess is killed in `finally`.
 
 ## Reproduce
 
 ```
-make bench                               # = .venv/bin/python bench/run.py (a few minutes)
-.venv/bin/python bench/run.py --quick    # smoke run, report to a temp file
-.venv/bin/python bench/run.py --help     # --events, --repeats, --rate, --seconds, --keep
+make bench                               # = .venv/bin/python bench/run.py (about 10 minutes)
+.venv/bin/python bench/run.py --quick    # smoke run (under a minute), report to a temp file
+.venv/bin/python bench/run.py --ref HEAD # a commit instead of the working tree
+.venv/bin/python bench/run.py --help     # --events, --repeats, --rate, --light-rate,
+                                         # --seconds, --memory-events, --output, --keep
 ```
 """

@@ -1,6 +1,8 @@
 """``make bench``: run every measurement in one go and write docs/benchmarks.md.
 
-    .venv/bin/python bench/run.py                  # the full run (a few minutes)
+Usage, from the project root::
+
+    .venv/bin/python bench/run.py                  # the full run (about ten minutes)
     .venv/bin/python bench/run.py --quick          # a smoke run; writes to a temp file
     .venv/bin/python bench/run.py --events 20000   # fewer events per throughput run
 """
@@ -16,56 +18,105 @@ from pathlib import Path
 # Run as a script (bench/run.py), so put the project root on the path for ``bench.*``.
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench import latency, throughput  # noqa: E402
-from bench.harness import ROOT, open_bench  # noqa: E402
-from bench.report import Params, Results, machine, render, summary  # noqa: E402
-from bench.subjects import Naive, Raw, Runworker, all_subjects  # noqa: E402
+from bench import latency, throughput
+from bench.harness import ROOT, open_bench
+from bench.machine import machine
+from bench.report import Params, Results, render, summary
+from bench.subjects import Naive, Raw, Runworker, all_subjects
 
 DEFAULT_OUTPUT = ROOT / "docs" / "benchmarks.md"
+# settings.py refuses DEBUG off without a SECRET_KEY; this one guards nothing.
+PRODUCTION_ENV = {"DEBUG": "0", "SECRET_KEY": "bench-only-not-a-secret"}
 
 
 def parse(argv: list[str]) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="bench/run.py", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--events", type=int, default=50_000,
-                        help="events preloaded per throughput run (default 50000)")
-    parser.add_argument("--repeats", type=int, default=3,
-                        help="throughput runs per worker, interleaved; the median counts")
+    parser = argparse.ArgumentParser(
+        prog="bench/run.py",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "--events",
+        type=int,
+        default=50_000,
+        help="events preloaded per throughput run (default 50000)",
+    )
+    parser.add_argument(
+        "--repeats",
+        type=int,
+        default=3,
+        help="throughput runs per worker, interleaved; the median counts",
+    )
     parser.add_argument("--rate", type=float, default=500.0, help="latency: events/s")
-    parser.add_argument("--seconds", type=float, default=10.0,
-                        help="latency: seconds measured, after 1 s of warm-up")
-    parser.add_argument("--memory-events", type=int, default=100_000,
-                        help="events drained while runworker's RSS is sampled")
-    parser.add_argument("--quick", action="store_true",
-                        help="small smoke run (2000 events, 1 repeat, 3 s of latency)")
-    parser.add_argument("--output", type=Path,
-                        help="report path (default docs/benchmarks.md; a temp file with --quick)")
+    parser.add_argument(
+        "--light-rate",
+        type=float,
+        default=50.0,
+        help="latency under light load: events/s (default 50)",
+    )
+    parser.add_argument(
+        "--seconds",
+        type=float,
+        default=10.0,
+        help="latency: seconds measured, after 1 s of warm-up",
+    )
+    parser.add_argument(
+        "--memory-events",
+        type=int,
+        default=100_000,
+        help="events drained while runworker's RSS is sampled",
+    )
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="small smoke run (2000 events, 1 repeat, 3 s of latency)",
+    )
+    parser.add_argument(
+        "--output",
+        type=Path,
+        help="report path (default docs/benchmarks.md; a temp file with --quick)",
+    )
+    parser.add_argument(
+        "--ref",
+        help="benchmark this git ref (e.g. HEAD) instead of the working tree as it is now",
+    )
     parser.add_argument("--keep", action="store_true", help="keep the temp dir (logs, databases)")
     args = parser.parse_args(argv)
     if args.quick:
         args.events, args.repeats, args.seconds, args.memory_events = 2_000, 1, 3.0, 5_000
     if args.output is None:
-        args.output = (Path(tempfile.gettempdir()) / "streamdesk-benchmarks-quick.md"
-                       if args.quick else DEFAULT_OUTPUT)
+        args.output = (
+            Path(tempfile.gettempdir()) / "streamdesk-benchmarks-quick.md"
+            if args.quick
+            else DEFAULT_OUTPUT
+        )
     for name in ("events", "repeats", "memory_events"):
         if getattr(args, name) < 1:
             parser.error(f"--{name.replace('_', '-')} must be at least 1")
-    if args.rate <= 0 or args.seconds <= 0:
-        parser.error("--rate and --seconds must be positive")
+    if min(args.rate, args.light_rate, args.seconds) <= 0:
+        parser.error("--rate, --light-rate and --seconds must be positive")
     return args
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     args = parse(argv)
-    params = Params(events=args.events, repeats=args.repeats, rate=args.rate,
-                    seconds=args.seconds, warmup_s=1.0, memory_events=args.memory_events,
-                    command=" ".join([".venv/bin/python bench/run.py", *argv]))
+    params = Params(
+        events=args.events,
+        repeats=args.repeats,
+        rate=args.rate,
+        light_rate=args.light_rate,
+        seconds=args.seconds,
+        warmup_s=1.0,
+        memory_events=args.memory_events,
+        command=" ".join([".venv/bin/python bench/run.py", *argv]),
+    )
     began = time.time()
-    with open_bench(keep=args.keep) as bench:
+    with open_bench(keep=args.keep, ref=args.ref) as bench:
         info = machine(bench)
-        print(f"streamdesk bench: {info.cpus} CPUs, Python {info.python}, {info.valkey}",
-              flush=True)
+        print(
+            f"streamdesk bench: {info.cpus} CPUs, Python {info.python}, {info.valkey}", flush=True
+        )
         print("1. throughput (drain preloaded events)", flush=True)
         rates = throughput.interleaved(all_subjects(bench), args.events, args.repeats)
         print("2. pickup latency (steady publishing)", flush=True)
@@ -73,10 +124,19 @@ def main(argv: list[str] | None = None) -> int:
             s.name: latency.pickup(s, args.rate, args.seconds, params.warmup_s)
             for s in (Raw(bench), Runworker(bench), Naive(bench))
         }
+        # The same at light load: what a single event costs when nothing queues.
+        light = {
+            s.name: latency.pickup(s, args.light_rate, args.seconds, params.warmup_s)
+            for s in (Raw(bench), Runworker(bench))
+        }
         print("3. runworker memory", flush=True)
-        memory = throughput.memory(Runworker(bench), args.memory_events)
+        # As configured above (settings' default DEBUG), then as deployed (DEBUG off).
+        memory = [
+            throughput.memory(Runworker(bench), args.memory_events, "default settings"),
+            throughput.memory(Runworker(bench, PRODUCTION_ENV), args.memory_events, "DEBUG=0"),
+        ]
         info = info.finish()
-    results = Results(info, params, began, time.time(), rates, pickups, memory)
+    results = Results(info, params, began, time.time(), rates, pickups, light, memory)
     args.output.parent.mkdir(parents=True, exist_ok=True)
     args.output.write_text(render(results))
     print(summary(results))

@@ -13,7 +13,7 @@ import subprocess
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable
-from pathlib import Path
+from typing import Any, cast
 
 from bench import load
 from bench.harness import (
@@ -35,7 +35,6 @@ READY_TIMEOUT_S = 60.0
 
 class Subject(ABC):
     name: str
-    label: str
 
     def __init__(self, bench: Bench) -> None:
         self.bench = bench
@@ -69,7 +68,8 @@ class Subject(ABC):
         """After exit: event n -> nanoseconds from publish to pickup."""
 
     def close(self) -> None:
-        pass
+        """Release what ``prepare`` opened in this process (most subjects open nothing)."""
+        return None
 
 
 def _alive(proc: subprocess.Popen[bytes], check: Callable[[], bool]) -> Callable[[], bool]:
@@ -77,12 +77,16 @@ def _alive(proc: subprocess.Popen[bytes], check: Callable[[], bool]) -> Callable
         if proc.poll() is not None:
             raise BenchError(f"{proc.args!r} exited {proc.returncode} while starting")
         return check()
+
     return ready
 
 
 class Runworker(Subject):
     name = "runworker"
-    label = "`runworker` (probe agent)"
+
+    def __init__(self, bench: Bench, extra_env: dict[str, str] | None = None) -> None:
+        super().__init__(bench)
+        self.extra_env = extra_env or {}
 
     def prepare(self, preload: int, latency: bool) -> None:
         self.bench.reset_redis()
@@ -94,7 +98,7 @@ class Runworker(Subject):
         return runworker_cmd(burst=self.burst)
 
     def env(self) -> dict[str, str]:
-        return self.bench.env(self.db)
+        return {**self.bench.env(self.db), **self.extra_env}
 
     def progress(self) -> tuple[int, int]:
         return group_progress(self.bench.redis, WORKER_GROUP)
@@ -102,7 +106,9 @@ class Runworker(Subject):
     def wait_ready(self, proc: subprocess.Popen[bytes]) -> None:
         # Ready once it sits in XREADGROUP BLOCK: the only client that blocks on this server.
         def blocked() -> bool:
-            return int(self.bench.redis.info("clients")["blocked_clients"]) > 0
+            info = cast(dict[str, Any], self.bench.redis.info("clients"))
+            return int(info["blocked_clients"]) > 0
+
         wait_until(_alive(proc, blocked), "runworker to block on XREADGROUP", READY_TIMEOUT_S)
 
     def publisher(self) -> Callable[[int], None]:
@@ -144,7 +150,6 @@ class _Baseline(Subject):
 
 class Raw(_Baseline):
     name = "raw"
-    label = "raw XREADGROUP + XACK loop"
 
     def prepare(self, preload: int, latency: bool) -> None:
         self.bench.reset_redis()
@@ -155,8 +160,9 @@ class Raw(_Baseline):
         load.create_group(self.bench.redis, RAW_GROUP)
 
     def command(self) -> list[str]:
-        return baseline_cmd("raw", "--url", self.bench.url, "--stream", STREAM,
-                            "--group", RAW_GROUP, *self._flags())
+        return baseline_cmd(
+            "raw", "--url", self.bench.url, "--stream", STREAM, "--group", RAW_GROUP, *self._flags()
+        )
 
     def progress(self) -> tuple[int, int]:
         return group_progress(self.bench.redis, RAW_GROUP)
@@ -172,7 +178,6 @@ class Raw(_Baseline):
 
 class Naive(_Baseline):
     name = "naive"
-    label = "naive 1 s polling worker (SQLite jobs table)"
 
     def prepare(self, preload: int, latency: bool) -> None:
         self.bench.next_run()
@@ -197,6 +202,7 @@ class Naive(_Baseline):
         def count_and_publish(n: int) -> None:
             publish(n)
             self.total = max(self.total, n + 1)
+
         return count_and_publish
 
     def latencies_ns(self) -> dict[int, int]:

@@ -1,7 +1,7 @@
 """Measurements 1 and 3: how fast a worker drains preloaded events, and its memory meanwhile.
 
 The clock runs from the last moment nothing had been picked up to the first moment all
-events were finished, both seen by the parent polling progress every 20 ms (so worker
+events were finished, both seen by the parent polling progress every 5 ms (so worker
 start-up and the exit after the last event are not counted, for any worker).
 """
 
@@ -16,7 +16,7 @@ from pathlib import Path
 from bench.harness import BenchError, log_tail, rss_kb, spawn, wait_exit
 from bench.subjects import Subject, settle_time
 
-POLL_S = 0.02
+POLL_S = 0.005  # fine enough for the raw loop, whose drain takes well under a second
 RSS_EVERY_S = 1.0
 EXIT_TIMEOUT_S = 60.0
 
@@ -49,7 +49,7 @@ def drain(subject: Subject, events: int) -> Drain:
     subject.prepare(preload=events, latency=False)
     log = subject.bench.log_path(subject.name)
     try:
-        with spawn(subject.command(), subject.env(), log) as proc:
+        with spawn(subject.command(), subject.env(), log, subject.bench.src) as proc:
             seconds, rss = _watch(subject, proc, events, log)
             wait_exit(proc, log, EXIT_TIMEOUT_S)
         finished = subject.finished()
@@ -91,11 +91,13 @@ def _watch(
                 samples.append(RssSample(now - idle_until, done, kb))
             return now - idle_until, samples
         if exited:
-            raise BenchError(f"{subject.name} exited after {done} of {total} events:\n"
-                             f"{log_tail(log)}")
+            raise BenchError(
+                f"{subject.name} exited after {done} of {total} events:\n{log_tail(log)}"
+            )
         if now > deadline:
-            raise BenchError(f"{subject.name}: {done} of {total} events after "
-                             f"{now - spawned:.0f} s; giving up")
+            raise BenchError(
+                f"{subject.name}: {done} of {total} events after {now - spawned:.0f} s; giving up"
+            )
         time.sleep(POLL_S)
 
 
@@ -116,13 +118,17 @@ def interleaved(subjects: list[Subject], events: int, repeats: int) -> dict[str,
         for subject in subjects:
             result = drain(subject, events)
             rates[subject.name].append(result.rate)
-            print(f"  throughput {i + 1}/{repeats} {subject.name:9s} {result.rate:10.0f} events/s"
-                  f"  ({events} in {result.seconds:.2f} s)", flush=True)
+            print(
+                f"  throughput {i + 1}/{repeats} {subject.name:9s} {result.rate:10.0f} events/s"
+                f"  ({events} in {result.seconds:.2f} s)",
+                flush=True,
+            )
     return {name: Rates(name, runs) for name, runs in rates.items()}
 
 
 @dataclass(frozen=True, slots=True)
 class Memory:
+    config: str
     events: int
     rate: float
     samples: list[RssSample]
@@ -142,11 +148,15 @@ class Memory:
     @property
     def warm_kb(self) -> int:
         """RSS once a tenth of the events is done: caches and pools are warm by then."""
-        return next(s.kb for s in self.samples if s.done >= self.events // 10)
+        return self.at(self.events // 10)
 
     @property
     def growth_kb(self) -> int:
         return self.end_kb - self.warm_kb
+
+    def at(self, done: int) -> int:
+        """RSS at the first sample with at least ``done`` events finished."""
+        return next(s.kb for s in self.samples if s.done >= done)
 
     @property
     def flat(self) -> bool:
@@ -154,11 +164,15 @@ class Memory:
         return self.growth_kb <= max(5 * 1024, self.warm_kb // 20)
 
 
-def memory(subject: Subject, events: int) -> Memory:
+def memory(subject: Subject, events: int, config: str) -> Memory:
     result = drain(subject, events)
     if not result.rss:
         raise BenchError("no RSS samples were taken")
-    print(f"  memory     {subject.name:9s} {result.rate:10.0f} events/s  ({events} in "
-          f"{result.seconds:.2f} s), RSS {result.rss[0].kb // 1024}"
-          f" -> {result.rss[-1].kb // 1024} MiB", flush=True)
-    return Memory(events, result.rate, result.rss)
+    found = Memory(config, events, result.rate, result.rss)
+    print(
+        f"  memory     {config}: {result.rate:.0f} events/s ({events} in {result.seconds:.1f} s),"
+        f" RSS {found.start_kb // 1024} -> peak {found.peak_kb // 1024} -> end "
+        f"{found.end_kb // 1024} MiB",
+        flush=True,
+    )
+    return found
