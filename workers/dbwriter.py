@@ -1,9 +1,10 @@
-"""Group commit: store operations from every part of the worker share transactions.
+"""The worker's database access: grouped writes on one thread, reads on another.
 
-Database commits are the worker's most expensive step (an fsync each on PostgreSQL). One
-thread owns the connection; whatever operations are queued while a transaction runs go
-into the next one together, so under load a commit carries many batches and at low load
-nothing waits.
+Commits are the worker's most expensive step (an fsync each on PostgreSQL). One thread
+owns the writing connection; whatever writes are queued while a transaction runs go into
+the next one together, so under load a commit carries many batches and at low load
+nothing waits. Reads sit on the agents' critical path (the duplicate check before a
+start): they get a thread and connection of their own and never queue behind a commit.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from contextlib import AbstractContextManager
 from typing import Any, Protocol, TypeVar
 
 T = TypeVar("T")
+Write = tuple[Callable[[Any], Any], Any]
 
 
 class Transactional(Protocol):
@@ -22,40 +24,33 @@ class Transactional(Protocol):
     def close(self) -> None: ...
 
 
-Op = tuple[Callable[[Any], Any], Any, bool, "asyncio.Future[Any]"]
-
-
 class DbWriter:
     def __init__(self, store: Transactional) -> None:
         self.store = store
-        self._executor = ThreadPoolExecutor(1, thread_name_prefix="streamdesk-db")
-        self._pending: list[Op] = []
+        self._writer = ThreadPoolExecutor(1, thread_name_prefix="streamdesk-db")
+        self._reader = ThreadPoolExecutor(1, thread_name_prefix="streamdesk-db-read")
+        self._pending: list[tuple[Write, asyncio.Future[Any]]] = []
         self._drainer: asyncio.Task[None] | None = None
 
     async def call(self, fn: Callable[[Any], T], arg: Any) -> T:
         """A write: shares a transaction with the other writes queued meanwhile."""
-        return await self._queue(fn, arg, write=True)
-
-    async def read(self, fn: Callable[[Any], T], arg: Any) -> T:
-        """A read: runs outside any transaction, so it never holds SQLite's write lock."""
-        return await self._queue(fn, arg, write=False)
-
-    async def _queue(self, fn: Callable[[Any], T], arg: Any, write: bool) -> T:
         loop = asyncio.get_running_loop()
         future: asyncio.Future[T] = loop.create_future()
-        self._pending.append((fn, arg, write, future))
+        self._pending.append(((fn, arg), future))
         if self._drainer is None or self._drainer.done():
             self._drainer = loop.create_task(self._drain())
         return await future
 
+    async def read(self, fn: Callable[[Any], T], arg: Any) -> T:
+        """A read, outside any transaction (it never holds SQLite's write lock)."""
+        return await asyncio.get_running_loop().run_in_executor(self._reader, fn, arg)
+
     async def _drain(self) -> None:
         loop = asyncio.get_running_loop()
         while self._pending:
-            ops, self._pending = self._pending, []
-            outcomes = await loop.run_in_executor(
-                self._executor, self._apply, [(fn, arg, write) for fn, arg, write, _ in ops]
-            )
-            for (_, _, _, future), (ok, value) in zip(ops, outcomes, strict=True):
+            batch, self._pending = self._pending, []
+            outcomes = await loop.run_in_executor(self._writer, self._apply, [w for w, _ in batch])
+            for (_, future), (ok, value) in zip(batch, outcomes, strict=True):
                 if future.done():
                     continue
                 if ok:
@@ -63,28 +58,18 @@ class DbWriter:
                 else:
                     future.set_exception(value)
 
-    def _apply(self, ops: list[tuple[Callable[[Any], Any], Any, bool]]) -> list[tuple[bool, Any]]:
-        outcomes: list[tuple[bool, Any] | None] = [None] * len(ops)
-        for i, (fn, arg, write) in enumerate(ops):
-            if not write:
-                outcomes[i] = self._one(fn, arg, transactional=False)
-        writes = [i for i, (_, _, write) in enumerate(ops) if write]
+    def _apply(self, writes: list[Write]) -> list[tuple[bool, Any]]:
         if len(writes) > 1:
             try:
                 with self.store.atomic():
-                    for i in writes:
-                        outcomes[i] = (True, ops[i][0](ops[i][1]))
-                writes = []
+                    return [(True, fn(arg)) for fn, arg in writes]
             except Exception:
                 pass  # one write failed and rolled the others back: redo each alone
-        for i in writes:
-            outcomes[i] = self._one(ops[i][0], ops[i][1], transactional=True)
-        return [o if o is not None else (False, RuntimeError("not run")) for o in outcomes]
+        return [self._one(write) for write in writes]
 
-    def _one(self, fn: Callable[[Any], Any], arg: Any, transactional: bool) -> tuple[bool, Any]:
+    def _one(self, write: Write) -> tuple[bool, Any]:
+        fn, arg = write
         try:
-            if not transactional:
-                return (True, fn(arg))
             with self.store.atomic():
                 return (True, fn(arg))
         except Exception as exc:
@@ -92,5 +77,6 @@ class DbWriter:
 
     async def close(self) -> None:
         loop = asyncio.get_running_loop()
-        await loop.run_in_executor(self._executor, self.store.close)
-        self._executor.shutdown(wait=True)
+        for executor in (self._writer, self._reader):
+            await loop.run_in_executor(executor, self.store.close)
+            executor.shutdown(wait=True)

@@ -43,9 +43,13 @@ class Envelope(BaseModel):
         return self.model_dump_json(exclude_none=True)
 
 
+# One encoder for every call: json.dumps() with options builds a new one each time.
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
 def canonical_json(value: Any) -> bytes:
     """Sorted keys, no spaces, UTF-8: the same bytes on every machine."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+    return _CANONICAL.encode(value).encode()
 
 
 def event_hash(envelope: Envelope) -> str:

@@ -53,11 +53,32 @@ def upsert_sql(rows: int, fenced: bool) -> str:
     )
 
 
-def succeeded(rows: Any, hashes: list[str]) -> list[tuple[str, str]]:
+def raw_cursor() -> Any:
+    """The DB-API cursor, not Django's wrapper: with DEBUG on, the wrapper would keep the
+    text of these long statements in its query log (megabytes) and render every parameter."""
+    connection.ensure_connection()
+    return connection.connection.cursor()
+
+
+def placeholders(sql: str) -> str:
+    return sql.replace("%s", "?") if connection.vendor == "sqlite" else sql
+
+
+def succeeded(hashes: list[str]) -> list[tuple[str, str]]:
     """``(event_hash, lease)`` of the succeeded rows among ``hashes``. The status is checked
     here, not in SQL: given ``status = ...`` SQLite prefers the status index and scans every
     succeeded row instead of looking the hashes up in the unique index."""
-    found = rows.filter(event_hash__in=hashes).values_list("event_hash", "lease", "status")
+    found: list[tuple[str, str, str]] = []
+    cursor = raw_cursor()
+    try:
+        for i in range(0, len(hashes), CHUNK_ROWS):
+            chunk = hashes[i : i + CHUNK_ROWS]
+            marks = ", ".join(["%s"] * len(chunk))
+            sql = f"SELECT event_hash, lease, status FROM {TABLE} WHERE event_hash IN ({marks})"
+            cursor.execute(placeholders(sql), chunk)
+            found += cursor.fetchall()
+    finally:
+        cursor.close()
     return [(h, lease) for h, lease, status in found if status == SUCCEEDED]
 
 
@@ -95,7 +116,7 @@ class RunStore:
 
     def done_among(self, hashes: list[str]) -> set[str]:
         """Before agents start: which of these events already succeeded (duplicates)."""
-        return {h for h, _ in succeeded(AgentRun.objects, hashes)} if hashes else set()
+        return {h for h, _ in succeeded(hashes)} if hashes else set()
 
     def fence(self, runs: list[Run]) -> None:
         """Runs that took over an expired lease: from now on only they may commit."""
@@ -113,9 +134,7 @@ class RunStore:
         if self._upsert(rows, fenced=True) == len(finishes):
             return {f.run.lease for f in finishes}
         # Some were refused (or committed by an earlier try of this same batch): ask.
-        committed = {
-            lease for _, lease in succeeded(AgentRun.objects, [f.run.event_hash for f in finishes])
-        }
+        committed = {lease for _, lease in succeeded([f.run.event_hash for f in finishes])}
         return {f.run.lease for f in finishes} & committed
 
     def fail(self, finishes: list[Finish]) -> None:
@@ -139,17 +158,14 @@ class RunStore:
         if not rows:
             return 0
         changed = 0
-        # The DB-API cursor, not Django's wrapper: with DEBUG on, the wrapper would render
-        # every parameter of these long statements into its query log.
-        connection.ensure_connection()
-        cursor = connection.connection.cursor()
+        cursor = raw_cursor()
         try:
             if connection.vendor == "postgresql":
                 cursor.executemany(upsert_sql(1, fenced), rows)
                 return int(cursor.rowcount)
             for i in range(0, len(rows), CHUNK_ROWS):
                 chunk = rows[i : i + CHUNK_ROWS]
-                sql = upsert_sql(len(chunk), fenced).replace("%s", "?")
+                sql = placeholders(upsert_sql(len(chunk), fenced))
                 cursor.execute(sql, [v for row in chunk for v in row])
                 changed += cursor.rowcount
         finally:
