@@ -219,41 +219,63 @@ class Worker:
                 groups[runnable.event.hash].followers.append(runnable.delivery)
             else:
                 groups[runnable.event.hash] = Group(runnable)
-        attempts, hits, busy = await self._gate(list(groups.values()))
+        leaders = list(groups.values())
+        # The gate and the database's duplicate check do not depend on each other: both at
+        # once, so an agent starts one round trip after its entry is read.
+        gated, looked_up = await asyncio.gather(
+            self._gate(leaders), self._done_among(leaders), return_exceptions=True
+        )
+        if isinstance(gated, BaseException):
+            raise gated
+        attempts, hits, busy = gated
+        if isinstance(looked_up, BaseException):
+            await self._give_back(attempts)
+            raise looked_up
+        done = looked_up
+        finished = [a for a in attempts if a.event_hash in done]
+        for attempt in finished:
+            # The database says these succeeded although Redis forgot: duplicates after all.
+            hits += [attempt.delivery, *attempt.followers]
+        attempts = [a for a in attempts if a.event_hash not in done]
         for attempt in attempts:
             self.inflight[attempt.event_hash] = attempt  # later duplicates wait on it
-        # The database claim runs while the next batch is read: reads never wait on commits.
-        task = asyncio.create_task(
-            self._admit(attempts, Settlement(rejected, hits, intake.deleted, busy))
-        )
+        for attempt in attempts:
+            if not attempt.takeover:
+                self._start(attempt)
+        takeovers = [a for a in attempts if a.takeover]
+        rest = Settlement(rejected, hits, intake.deleted, busy)
+        # The rest needs no hurry: the next batch is read meanwhile.
+        task = asyncio.create_task(self._after_gate(takeovers, done, rest))
         self.admitting.add(task)
         task.add_done_callback(self.admitting.discard)
 
-    async def _admit(self, attempts: list[Attempt], rest: Settlement) -> None:
-        """Check the database for duplicates, fence takeovers, start the agents, then settle
-        what cannot run."""
-        try:
-            done = await self.db.read(self.store.done_among, [a.event_hash for a in attempts])
-            takeovers = [a.run for a in attempts if a.takeover and a.event_hash not in done]
-            if takeovers:
-                await self.db.call(self.store.fence, takeovers)
-        except Exception:
-            log.exception("admitting %d events failed; they will be redelivered", len(attempts))
-            for attempt in attempts:
-                self.inflight.pop(attempt.event_hash, None)
-            self.slot_freed.set()
-            await self._quietly(self.settler.release(attempts))
-            done, attempts = set(), []
-        if done:
-            # The database says these finished although Redis forgot: duplicates after all.
-            finished = [a for a in attempts if a.event_hash in done]
-            for attempt in finished:
-                self.inflight.pop(attempt.event_hash, None)
-                rest.hits += [attempt.delivery, *attempt.followers]
-            attempts = [a for a in attempts if a.event_hash not in done]
-            await self._quietly(self.settler.mark_done(done))
+    async def _done_among(self, leaders: list[Group]) -> set[str]:
+        if not leaders:
+            return set()
+        return await self.db.read(self.store.done_among, [g.leader.event.hash for g in leaders])
+
+    async def _give_back(self, attempts: list[Attempt]) -> None:
+        """Admission failed: release the leases; the entries stay pending for redelivery."""
         for attempt in attempts:
-            self._start(attempt)
+            self.inflight.pop(attempt.event_hash, None)
+        self.slot_freed.set()
+        await self._quietly(self.settler.release(attempts))
+
+    async def _after_gate(self, takeovers: list[Attempt], done: set[str], rest: Settlement) -> None:
+        """Fence and start the takeovers, then settle what cannot run."""
+        if takeovers:
+            try:
+                await self.db.call(self.store.fence, [a.run for a in takeovers])
+            except Exception:
+                log.exception(
+                    "fencing %d takeovers failed; they will be redelivered", len(takeovers)
+                )
+                await self._give_back(takeovers)
+                takeovers = []
+            for attempt in takeovers:
+                self._start(attempt)
+        if done:
+            await self._quietly(self.settler.mark_done(done))
         await self._quietly(self.settler.reject(rest.rejected, rest.hits, rest.deleted, rest.busy))
 
     async def _quietly(self, step: Awaitable[None]) -> None:
