@@ -24,12 +24,21 @@ from workers.embedded import PrivateServer
 ROOT = Path(__file__).resolve().parent.parent
 
 
+_private: list[PrivateServer] = []
+
+
+def private_server() -> PrivateServer | None:
+    """The suite's own server, or None when the suite runs on ``REDIS_URL``."""
+    return _private[0] if _private else None
+
+
 @pytest.fixture(scope="session")
 def redis_url() -> Iterator[str]:
     url = os.environ.get("REDIS_URL", "")
     server = None
     if not url:
         server = PrivateServer(Path(tempfile.mkdtemp(prefix="streamdesk-test-valkey-"))).start()
+        _private.append(server)
         url = server.url
     previous = settings.REDIS_URL
     settings.REDIS_URL = url

@@ -216,3 +216,8 @@ class PrivateServer:
         if self._proc is not None and self._proc.poll() is None:
             self._proc.terminate()
             self._proc.wait(timeout=10)
+
+    def restart(self) -> None:
+        """Stop and start again on the same port (its data is gone: no persistence)."""
+        self.stop()
+        self.start()

@@ -115,8 +115,15 @@ class Worker:
                 return bool(await step())
             except REDIS_DOWN as exc:
                 log.warning("redis unavailable (%s); retrying in %.1f s", exc, delay)
-            except Exception:
-                log.exception("worker step failed; continuing")
+            except Exception as exc:
+                if isinstance(exc, redis.ResponseError) and "NOGROUP" in str(exc):
+                    # The server came back empty (no persistence, a failover): start over.
+                    log.warning("stream or group %s is gone; recreating it", self.config.group)
+                    await self._quietly(
+                        bus.ensure_group(self.client, self.config.stream, self.config.group)
+                    )
+                else:
+                    log.exception("worker step failed; continuing")
             await self._sleep(delay)
             delay = min(delay * 2, MAX_BACKOFF_S)
         return False
@@ -278,7 +285,7 @@ class Worker:
             await self._quietly(self.settler.mark_done(done))
         await self._quietly(self.settler.reject(rest.rejected, rest.hits, rest.deleted, rest.busy))
 
-    async def _quietly(self, step: Awaitable[None]) -> None:
+    async def _quietly(self, step: Awaitable[object]) -> None:
         """Settling is retried by redelivery if it fails here: log, never crash the task."""
         try:
             await step

@@ -8,6 +8,7 @@ import signal
 import pytest
 import redis
 
+from tests.conftest import private_server
 from tests.e2e.conftest import Workers, wait_for
 from tests.integration.helpers import counters, pending, xadd
 from workers.models import AgentRun, RunStatus
@@ -107,3 +108,53 @@ def test_exhausted_entries_of_dying_workers_are_dead_lettered(
     assert fields["reason"] == "max-deliveries" and json.loads(fields["event"])["id"] == "killer"
     assert AgentRun.objects.get().status == RunStatus.DEAD
     assert pending(r) == 0
+
+
+def test_drain_timeout_releases_the_lease_for_the_next_worker(
+    r: redis.Redis, workers: Workers
+) -> None:
+    """An agent that outlives the drain timeout is abandoned, not lost: its lease is released
+    at once, so the next worker takes the entry without waiting the lease out."""
+    xadd(r, {"type": "demo.sleep", "source": "test", "id": "slow", "data": {"ms": 60_000}})
+    first = workers.start("first", "--drain-timeout", "0.5")
+    wait_for(lambda: running(r) == 1, what="the agent to start")
+    first.send_signal(signal.SIGTERM)
+    assert first.wait(timeout=15) == 0, workers.log("first")
+
+    [record] = gate_records(r)
+    assert record["state"] == "released"
+    assert pending(r) == 1  # still there, for someone else
+    assert "releasing 1 unfinished" in workers.log("first")
+
+
+def test_worker_rides_out_a_redis_restart(r: redis.Redis, workers: Workers) -> None:
+    """The server comes back empty (no persistence): the worker reconnects, recreates its
+    group and goes on."""
+    server = private_server()
+    if server is None:
+        pytest.skip("restarts only the suite's own server, never the one at REDIS_URL")
+    xadd(r, {"type": "demo.echo", "source": "test", "id": "before", "data": {}})
+    worker = workers.start("survivor")
+    wait_for(lambda: counters(r).get("processed", 0) == 1, what="the first event")
+    server.restart()
+    wait_for(lambda: _ping(r), what="the server to answer again")
+    xadd(r, {"type": "demo.echo", "source": "test", "id": "after", "data": {}})
+    wait_for(
+        lambda: (
+            counters(r).get("processed", 0) == 1
+            and pending(r) == 0
+            and AgentRun.objects.filter(event_id="after").exists()
+        ),
+        timeout_s=30,
+        what="the event published after the restart",
+    )
+    assert worker.poll() is None, workers.log("survivor")
+    worker.send_signal(signal.SIGTERM)
+    assert worker.wait(timeout=30) == 0
+
+
+def _ping(r: redis.Redis) -> bool:
+    try:
+        return bool(r.ping())
+    except redis.ConnectionError:
+        return False
