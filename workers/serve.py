@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 import signal
 
@@ -23,6 +24,10 @@ async def serve(config: EngineConfig, url: str, registry: Registry, store: RunSt
         health_check_interval=30,
     )
     label = check_version(await client.info("server"))
+    # Everything loaded so far (Django, the agents) lives as long as the process: keep it
+    # out of the garbage collector's full passes, which otherwise pause the loop for ms.
+    gc.collect()
+    gc.freeze()
     worker = Worker(config, client, registry, store)
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
