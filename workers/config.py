@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import socket
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from workers import keys
@@ -68,9 +68,6 @@ class EngineConfig:
             raise ConfigurationError(f"unknown STREAMDESK option(s): {', '.join(sorted(unknown))}")
         given = {k: v for k, v in overrides.items() if v is not None}
         return cls(**{**options, **given})
-
-    def with_options(self, **overrides: Any) -> EngineConfig:
-        return replace(self, **{k: v for k, v in overrides.items() if v is not None})
 
 
 def env_int(name: str, default: int) -> int:

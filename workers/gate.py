@@ -93,10 +93,6 @@ class Outcome(StrEnum):
     BUSY = "busy"
     HIT = "hit"
 
-    @property
-    def may_run(self) -> bool:
-        return self in (Outcome.ACQUIRED, Outcome.TAKEOVER)
-
 
 @dataclass(frozen=True, slots=True)
 class Ticket:

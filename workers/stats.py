@@ -55,18 +55,3 @@ def queue_heartbeat(
     pipe.hset(key, mapping={k: str(v) for k, v in info.items()})
     pipe.expire(key, ttl_s)
     pipe.zadd(keys.workers_index, {consumer: now_ms})
-
-
-def live_workers(client: redis.Redis, keys: Keys) -> list[dict[str, str]]:
-    """Workers whose heartbeat has not expired; stale index members are dropped."""
-    names = [str(n) for n in cast(list[str], client.zrange(keys.workers_index, 0, -1))]
-    if not names:
-        return []
-    with client.pipeline(transaction=False) as pipe:
-        for name in names:
-            pipe.hgetall(keys.worker(name))
-        replies = pipe.execute()
-    gone = [n for n, r in zip(names, replies, strict=True) if not r]
-    if gone:
-        client.zrem(keys.workers_index, *gone)
-    return [dict(r) for r in replies if r]
