@@ -37,6 +37,11 @@ class Attempt:
         return self.runnable.delivery
 
     @property
+    def entry_ids(self) -> list[str]:
+        """Its own entry and those of the duplicates waiting on it."""
+        return [self.delivery.entry_id, *(d.entry_id for d in self.followers)]
+
+    @property
     def run(self) -> Run:
         return run_record(
             self.runnable, self.lease, self.token, self.owner, self.started_at, self.takeover

@@ -208,7 +208,7 @@ class Worker:
         backlog_cap = self.config.concurrency + 2 * self.config.batch_size
         return min(self.config.concurrency - self.running, backlog_cap - len(self.inflight))
 
-    # -- one batch: decode -> gate -> claim -> start -----------------------------------------
+    # -- one batch: decode -> gate + duplicate check -> start --------------------------------
 
     async def handle(self, deliveries: list[Delivery]) -> None:
         intake = sort_deliveries(

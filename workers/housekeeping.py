@@ -48,10 +48,10 @@ class Housekeeper:
         # Reset the idle time of entries still ours, so no one reclaims a long agent's entry
         # (or its waiting duplicates) and inflates their delivery counts.
         ids: list[Any] = [
-            d.entry_id
+            entry_id
             for attempt, ok in zip(attempts, held, strict=True)
             if ok
-            for d in (attempt.delivery, *attempt.followers)
+            for entry_id in attempt.entry_ids
         ]
         if ids:
             await self.worker.client.xclaim(

@@ -121,7 +121,7 @@ class Settler:
         if not done:
             return
         await self.worker.gate.queue_done(pipe, [a.event_hash for a in done])
-        acks = [d.entry_id for a in done for d in (a.delivery, *a.followers)]
+        acks = [entry_id for a in done for entry_id in a.entry_ids]
         pipe.xack(self.config.stream, self.config.group, *acks)
         counts["processed"] += len(done)
         counts["idempotency_hits"] += len(acks) - len(done)
@@ -138,7 +138,7 @@ class Settler:
             return
         # Make the entry look idle for all but ``retry_in_ms`` of the reclaim time, so the
         # next XAUTOCLAIM (by any worker) picks it up after the backoff, not a full idle time.
-        ids: list[Any] = [attempt.delivery.entry_id, *(d.entry_id for d in attempt.followers)]
+        ids: list[Any] = list(attempt.entry_ids)
         pipe.xclaim(
             self.config.stream,
             self.config.group,
