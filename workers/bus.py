@@ -19,6 +19,8 @@ class Delivery:
     fields: dict[str, str]
     deliveries: int = 1
     reclaimed: bool = False
+    # Set once its envelope decodes (for the timeline); empty for entries that do not.
+    event_hash: str = ""
 
     @property
     def raw_event(self) -> str | None:

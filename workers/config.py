@@ -36,6 +36,8 @@ class EngineConfig:
     done_ttl_s: int = 7 * 24 * 3600
     max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES
     burst: bool = False
+    # Record each event's lifecycle steps in the database (TimelineStep).
+    timeline: bool = True
 
     def __post_init__(self) -> None:
         positive = ("concurrency", "batch_size", "max_deliveries", "claim_idle_ms", "lease_ms")
@@ -80,6 +82,17 @@ def env_int(name: str, default: int) -> int:
         raise ConfigurationError(f"{name} must be an integer, got {raw!r}") from None
 
 
+def env_bool(name: str, default: bool) -> bool:
+    raw = os.environ.get(name, "").strip().lower()
+    if raw == "":
+        return default
+    if raw in ("1", "true", "yes", "on"):
+        return True
+    if raw in ("0", "false", "no", "off"):
+        return False
+    raise ConfigurationError(f"{name} must be on or off (1/0, true/false), got {raw!r}")
+
+
 def options_from_env() -> dict[str, Any]:
     """``STREAMDESK_*`` environment variables, for settings.py."""
     ints = {
@@ -108,4 +121,6 @@ def options_from_env() -> dict[str, Any]:
             out[option] = os.environ[var]
     if os.environ.get("STREAMDESK_DRAIN_TIMEOUT_S"):
         out["drain_timeout_s"] = float(os.environ["STREAMDESK_DRAIN_TIMEOUT_S"])
+    if os.environ.get("STREAMDESK_TIMELINE"):
+        out["timeline"] = env_bool("STREAMDESK_TIMELINE", True)
     return out

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import time
 from collections import Counter
@@ -35,6 +36,7 @@ from workers.reclaim import Reclaimer
 from workers.records import Finish, Run
 from workers.registry import Registry
 from workers.settle import Settled, Settler
+from workers.steps import StepRecord, Timeline
 
 log = logging.getLogger("streamdesk.worker")
 
@@ -49,6 +51,7 @@ class RunStore(Protocol):
     def commit(self, finishes: list[Finish]) -> set[str]: ...
     def fail(self, finishes: list[Finish]) -> None: ...
     def mark_dead(self, finishes: list[Finish]) -> None: ...
+    def record(self, steps: list[StepRecord]) -> None: ...
     def close(self) -> None: ...
 
 
@@ -74,6 +77,7 @@ class Worker:
         self.started_ms = int(time.time() * 1000)
         # One thread owns the database connection; agents' sync code gets its own pool.
         self.db = DbWriter(store)
+        self.timeline = Timeline(config, functools.partial(self.db.post, store.record))
         self._agents = ThreadPoolExecutor(config.concurrency, thread_name_prefix="streamdesk-agent")
         self.settler = Settler(self)
         self.housekeeper = Housekeeper(self)
@@ -186,6 +190,7 @@ class Worker:
         counts = Counter(reclaimed=len(found.deliveries), deleted=len(found.deleted_ids))
         if found.deleted_ids:
             log.info("reclaim: %d pending ids pointed at deleted entries", len(found.deleted_ids))
+            self.timeline.deleted(found.deleted_ids)
         await self.settler.count(counts)
         if found.deliveries:
             await self.handle(found.deliveries)
@@ -266,7 +271,7 @@ class Worker:
         for attempt in attempts:
             self.inflight.pop(attempt.event_hash, None)
         self.slot_freed.set()
-        await self._quietly(self.settler.release(attempts))
+        await self._quietly(self.settler.release(attempts, "admission failed; left pending"))
 
     async def _after_gate(self, takeovers: list[Attempt], done: set[str], rest: Settlement) -> None:
         """Fence and start the takeovers, then settle what cannot run."""
@@ -339,6 +344,7 @@ class Worker:
     def _start(self, attempt: Attempt) -> None:
         self.inflight[attempt.event_hash] = attempt
         attempt.task = asyncio.create_task(self._run(attempt), name=f"agent:{attempt.lease}")
+        self.timeline.ran(attempt)
 
     async def _run(self, attempt: Attempt) -> None:
         runnable = attempt.runnable
@@ -391,4 +397,4 @@ class Worker:
             for attempt in leftover:
                 if attempt.task is not None:
                     attempt.task.cancel()
-            await self.settler.release(leftover)
+            await self.settler.release(leftover, "drain timeout at shutdown; left pending")

@@ -37,12 +37,14 @@ class Intake:
 
 def to_runnable(delivery: Delivery, stream: str, registry: Registry, max_bytes: int) -> Runnable:
     envelope = decode_envelope(delivery.raw_event, max_bytes)
+    # Known before the type and data are checked, so even a rejected event has a timeline.
+    delivery.event_hash = event_hash(envelope)
     spec = registry.get(envelope.type)
     data = registry.validate(envelope.type, envelope.data)
     event = Event(
         envelope=envelope,
         data=data,
-        hash=event_hash(envelope),
+        hash=delivery.event_hash,
         stream=stream,
         entry_id=delivery.entry_id,
         deliveries=delivery.deliveries,

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from django.db import models
 
+from workers.steps import Kind
+
 
 class RunStatus(models.TextChoices):
     RUNNING = "running", "running"
@@ -42,3 +44,31 @@ class AgentRun(models.Model):
 
     def __str__(self) -> str:
         return f"{self.event_type} {self.event_hash[:12]} {self.status}"
+
+
+class TimelineStep(models.Model):
+    """One step in an event's life, across its deliveries (kinds: ``workers/steps.py``).
+
+    Written by the engine in its grouped transactions; read by ``workers/timeline.py``.
+    """
+
+    event_hash = models.CharField(max_length=64)
+    stream = models.CharField(max_length=256)
+    entry_id = models.CharField(max_length=64)
+    # The worker's clock.
+    at = models.DateTimeField()
+    kind = models.CharField(max_length=16, choices=[(k.value, k.value) for k in Kind])
+    consumer = models.CharField(max_length=256, blank=True, default="")
+    # The entry's delivery count when the step happened (0: unknown).
+    attempt = models.PositiveIntegerField(default=0)
+    detail = models.TextField(blank=True, default="")
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["event_hash", "at"], name="timeline_event_at"),
+            # Finds the events of entries deleted while pending (rare, but a full scan).
+            models.Index(fields=["stream", "entry_id"], name="timeline_entry"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.event_hash[:12]} {self.entry_id}"

@@ -16,14 +16,16 @@ The common path is one read and one write per batch; the SQL is portable between
 from __future__ import annotations
 
 from contextlib import AbstractContextManager
-from datetime import datetime
 from typing import Any
 
 from django.db import connection, transaction
 from django.utils import timezone
 
+from workers import timeline
 from workers.models import AgentRun, RunStatus
 from workers.records import Finish, Run
+from workers.sql import CHUNK_ROWS, db_time, placeholders, raw_cursor
+from workers.steps import StepRecord
 
 TABLE = AgentRun._meta.db_table
 COLUMNS = (
@@ -32,8 +34,6 @@ COLUMNS = (
     "finished_at", "duration_ms", "result", "error",
 )  # fmt: skip
 UPDATED = [c for c in COLUMNS if c not in ("event_hash", "created_at")]
-# Rows per statement: far under SQLite's 32766 bound variables.
-CHUNK_ROWS = 500
 SUCCEEDED = RunStatus.SUCCEEDED.value
 
 
@@ -51,17 +51,6 @@ def upsert_sql(rows: int, fenced: bool) -> str:
         f"ON CONFLICT (event_hash) DO UPDATE SET "
         f"{', '.join(f'{c} = excluded.{c}' for c in UPDATED)} WHERE {guard}"
     )
-
-
-def raw_cursor() -> Any:
-    """The DB-API cursor, not Django's wrapper: with DEBUG on, the wrapper would keep the
-    text of these long statements in its query log (megabytes) and render every parameter."""
-    connection.ensure_connection()
-    return connection.connection.cursor()
-
-
-def placeholders(sql: str) -> str:
-    return sql.replace("%s", "?") if connection.vendor == "sqlite" else sql
 
 
 def succeeded(hashes: list[str]) -> list[tuple[str, str]]:
@@ -82,10 +71,6 @@ def succeeded(hashes: list[str]) -> list[tuple[str, str]]:
     return [(h, lease) for h, lease, status in found if status == SUCCEEDED]
 
 
-def _db_time(value: datetime | None) -> Any:
-    return None if value is None else connection.ops.adapt_datetimefield_value(value)
-
-
 def _db_json(value: Any) -> Any:
     return AgentRun._meta.get_field("result").get_db_prep_save(value, connection)
 
@@ -94,7 +79,7 @@ def _values(run: Run, status: str, fence: str, now: Any, finish: Finish | None) 
     return [
         run.event_hash, run.event_type, run.event_id, run.source, run.subject, run.stream,
         run.entry_id, status, run.token, run.lease, fence, run.consumer, now,
-        _db_time(run.started_at), now if finish else None,
+        db_time(run.started_at), now if finish else None,
         finish.duration_ms if finish else None,
         _db_json(finish.result if finish else None), finish.error if finish else "",
     ]  # fmt: skip
@@ -120,7 +105,7 @@ class RunStore:
 
     def fence(self, runs: list[Run]) -> None:
         """Runs that took over an expired lease: from now on only they may commit."""
-        now = _db_time(timezone.now())
+        now = db_time(timezone.now())
         self._upsert(
             [_values(r, RunStatus.RUNNING.value, r.lease, now, None) for r in runs], fenced=False
         )
@@ -129,7 +114,7 @@ class RunStore:
         """Store results unless fenced. Returns the leases that committed."""
         if not finishes:
             return set()
-        now = _db_time(timezone.now())
+        now = db_time(timezone.now())
         rows = [_values(f.run, SUCCEEDED, "", now, f) for f in finishes]
         if self._upsert(rows, fenced=True) == len(finishes):
             return {f.run.lease for f in finishes}
@@ -139,16 +124,20 @@ class RunStore:
 
     def fail(self, finishes: list[Finish]) -> None:
         """Record failed attempts (``dead`` ones as dead-lettered), unless fenced."""
-        now = _db_time(timezone.now())
+        now = db_time(timezone.now())
         rows = [
             _values(f.run, RunStatus.DEAD if f.dead else RunStatus.FAILED, "", now, f)
             for f in finishes
         ]
         self._upsert(rows, fenced=True)
 
+    def record(self, steps: list[StepRecord]) -> None:
+        """Timeline steps (see ``workers/timeline.py``)."""
+        timeline.insert(steps)
+
     def mark_dead(self, finishes: list[Finish]) -> None:
         """Dead-lettered without a new attempt (their workers kept dying)."""
-        now = _db_time(timezone.now())
+        now = db_time(timezone.now())
         self._upsert([_values(f.run, RunStatus.DEAD, "", now, f) for f in finishes], fenced=False)
 
     @staticmethod

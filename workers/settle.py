@@ -20,7 +20,7 @@ from workers.bus import Delivery
 from workers.deadletter import DeadLetter, queue_dead_letter
 from workers.intake import Rejected
 from workers.records import Finish
-from workers.retry import Verdict
+from workers.retry import Decision, Verdict
 
 if TYPE_CHECKING:
     from workers.attempts import Attempt
@@ -36,6 +36,8 @@ class Settled:
     result: Any = None
     error: str = ""
     duration_ms: float = 0.0
+    # Its timeline steps are written (a settle retried after a Redis outage skips them).
+    recorded: bool = False
 
     def finish(self, dead: bool = False) -> Finish:
         return Finish(self.attempt.run, self.duration_ms, self.result, self.error, dead)
@@ -88,15 +90,9 @@ class Settler:
         fails = [s for s in batch if not s.ok]
         policy = self.config.retry_policy
         decisions = [policy.after_failure(s.attempt.delivery.deliveries) for s in fails]
-        committed = await self.worker.db.call(self.worker.store.commit, [s.finish() for s in oks])
-        if fails:
-            await self.worker.db.call(
-                self.worker.store.fail,
-                [
-                    s.finish(d.verdict is Verdict.DEAD)
-                    for s, d in zip(fails, decisions, strict=True)
-                ],
-            )
+        committed = await self.worker.db.call(self._write, (oks, fails, decisions))
+        for s in batch:
+            s.recorded = True
         counts: Counter[str] = Counter()
         async with self.worker.client.pipeline(transaction=False) as pipe:
             await self._queue_successes(pipe, oks, committed, counts)
@@ -106,6 +102,19 @@ class Settler:
             await pipe.execute()
         for s in batch:
             self.worker.finished(s.attempt)
+
+    def _write(self, outcomes: tuple[list[Settled], list[Settled], list[Decision]]) -> set[str]:
+        """In the database thread, one transaction: results, failures, their timeline steps.
+        Returns the leases that committed."""
+        oks, fails, decisions = outcomes
+        store = self.worker.store
+        committed = store.commit([s.finish() for s in oks])
+        if fails:
+            dead = [d.verdict is Verdict.DEAD for d in decisions]
+            store.fail([s.finish(d) for s, d in zip(fails, dead, strict=True)])
+        if self.worker.timeline.on:
+            store.record(self.worker.timeline.settled(oks, committed, fails, decisions))
+        return committed
 
     async def _queue_successes(
         self, pipe: Pipeline, oks: list[Settled], committed: set[str], counts: Counter[str]
@@ -183,6 +192,7 @@ class Settler:
     ) -> None:
         """Dead-letter what cannot run, ack duplicates and deleted entries, count it all."""
         counts = Counter(dead_lettered=len(rejected), idempotency_hits=len(hits), busy=len(busy))
+        self.worker.timeline.read_outcomes(rejected, hits, busy)
         closing = [Finish(r.run, None, error=r.error, dead=True) for r in rejected if r.run]
         if closing:
             await self.worker.db.call(self.worker.store.mark_dead, closing)
@@ -211,6 +221,7 @@ class Settler:
         """Count what XACK really removed: XAUTOCLAIM may have dropped the same ids already
         (Redis 7 drops deleted entries whatever their idle time) and counted them."""
         ids = [d.entry_id for d in deleted]
+        self.worker.timeline.deleted(ids)
         acked = int(await self.worker.client.xack(self.config.stream, self.config.group, *ids))
         await self.count(Counter(deleted=acked))
 
@@ -241,8 +252,9 @@ class Settler:
             stats.queue_counts(pipe, self.worker.keys, self.config.stream, counts)
             await pipe.execute()
 
-    async def release(self, attempts: list[Attempt]) -> None:
+    async def release(self, attempts: list[Attempt], reason: str) -> None:
         """Give up leases at shutdown so the next worker need not wait them out."""
+        self.worker.timeline.released(attempts, reason)
         async with self.worker.client.pipeline(transaction=False) as pipe:
             for a in attempts:
                 await self.worker.gate.queue_release(pipe, a.event_hash, a.owner, a.token)

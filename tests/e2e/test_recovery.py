@@ -11,7 +11,9 @@ import redis
 from tests.conftest import private_server
 from tests.e2e.conftest import Workers, wait_for
 from tests.integration.helpers import counters, pending, xadd
-from workers.models import AgentRun, RunStatus
+from workers.events import Envelope, event_hash
+from workers.models import AgentRun, RunStatus, TimelineStep
+from workers.timeline import steps_for
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
@@ -30,10 +32,22 @@ def running(r: redis.Redis) -> int:
     return sum(1 for rec in gate_records(r) if rec.get("state") == "running")
 
 
+def timeline(event_hash: str) -> list[tuple[str, str, int]]:
+    return [(s.kind, s.consumer, s.attempt) for s in steps_for(event_hash)]
+
+
+def only_event_hash(r: redis.Redis) -> str:
+    [(_, fields)] = r.xrange("streamdesk:events")
+    return event_hash(Envelope.model_validate_json(fields["event"]))
+
+
 def test_sigkill_mid_agent_is_recovered_by_another_worker(r: redis.Redis, workers: Workers) -> None:
     publish_sleeps(r, 20, 800)
     victim = workers.start("victim")
-    wait_for(lambda: running(r) >= 8, what="the victim to start agents")
+    wait_for(
+        lambda: running(r) >= 8 and TimelineStep.objects.filter(consumer="victim").count() >= 8,
+        what="the victim to start agents",
+    )
     victim.send_signal(signal.SIGKILL)
     victim.wait(timeout=10)
 
@@ -43,7 +57,14 @@ def test_sigkill_mid_agent_is_recovered_by_another_worker(r: redis.Redis, worker
     rows = AgentRun.objects.all()
     assert rows.count() == 20
     assert {r_.status for r_ in rows} == {RunStatus.SUCCEEDED}
-    assert rows.filter(attempts=2, consumer="rescuer").count() >= 1  # taken over, not re-run
+    taken = rows.filter(attempts=2, consumer="rescuer")
+    assert taken.count() >= 1  # taken over, not re-run
+    for row in taken:  # two deliveries by two consumers, one commit
+        assert timeline(row.event_hash) == [
+            ("ran", "victim", 1),
+            ("ran", "rescuer", 2),
+            ("committed", "rescuer", 2),
+        ]
     stats = counters(r)
     assert stats["processed"] <= 20 and stats["reclaimed"] >= 1
     assert pending(r) == 0
@@ -83,6 +104,12 @@ def test_paused_worker_loses_its_lease_and_its_commit_is_fenced(
     assert row.lease.endswith("#2")
     assert counters(r)["processed"] == 1
     assert "result fenced" in workers.log("paused")
+    assert timeline(row.event_hash) == [
+        ("ran", "paused", 1),
+        ("ran", "taker", 2),
+        ("committed", "taker", 2),
+        ("fenced", "paused", 1),
+    ]
     assert pending(r) == 0
 
 
@@ -95,7 +122,9 @@ def test_exhausted_entries_of_dying_workers_are_dead_lettered(
         victim = workers.start(f"victim{attempt}")
         wait_for(
             lambda n=attempt + 1: (
-                [rec.get("token") for rec in gate_records(r)] == [str(n)] and running(r) == 1
+                [rec.get("token") for rec in gate_records(r)] == [str(n)]
+                and running(r) == 1
+                and TimelineStep.objects.filter(consumer=f"victim{n - 1}").exists()
             ),
             what=f"attempt {attempt + 1}",
         )
@@ -107,6 +136,12 @@ def test_exhausted_entries_of_dying_workers_are_dead_lettered(
     [(_, fields)] = r.xrange("streamdesk:events:dead")
     assert fields["reason"] == "max-deliveries" and json.loads(fields["event"])["id"] == "killer"
     assert AgentRun.objects.get().status == RunStatus.DEAD
+    assert [(kind, consumer) for kind, consumer, _ in timeline(only_event_hash(r))] == [
+        ("ran", "victim0"),
+        ("ran", "victim1"),
+        ("ran", "victim2"),
+        ("dead_lettered", "last"),
+    ]
     assert pending(r) == 0
 
 
@@ -125,6 +160,7 @@ def test_drain_timeout_releases_the_lease_for_the_next_worker(
     assert record["state"] == "released"
     assert pending(r) == 1  # still there, for someone else
     assert "releasing 1 unfinished" in workers.log("first")
+    assert timeline(only_event_hash(r)) == [("ran", "first", 1), ("released", "first", 1)]
 
 
 def test_worker_rides_out_a_redis_restart(r: redis.Redis, workers: Workers) -> None:

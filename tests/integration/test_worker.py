@@ -15,6 +15,7 @@ from tests.integration.helpers import STREAM, AnyData, counters, pending, run_bu
 from workers.config import EngineConfig
 from workers.models import AgentRun, RunStatus
 from workers.registry import Registry
+from workers.timeline import steps_for
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -242,6 +243,8 @@ def test_a_long_agent_and_its_busy_duplicate_are_not_reclaimed_to_death(
     assert (stats["processed"], stats["idempotency_hits"]) == (1, 1)
     assert stats.get("busy", 0) >= 1
     assert pending(r) == 0
+    duplicate = [s.kind for s in steps_for(row.event_hash) if s.entry_id != row.entry_id]
+    assert duplicate[0] == "busy" and duplicate[-1] == "idempotency_hit"
 
 
 def test_streams_json_matches_what_happened(

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from workers.config import EngineConfig
+from workers.config import EngineConfig, options_from_env
 from workers.connection import check_version
 from workers.errors import ConfigurationError, RedisTooOld
 
@@ -35,3 +35,20 @@ def test_old_redis_is_refused_with_a_clear_message() -> None:
 def test_valkey_and_redis_62_are_accepted() -> None:
     assert check_version({"redis_version": "7.2.4", "valkey_version": "8.1.1"}) == "valkey 8.1.1"
     assert check_version({"redis_version": "6.2.0"}) == "redis 6.2.0"
+
+
+@pytest.mark.parametrize(("raw", "on"), [("0", False), ("off", False), ("1", True), ("TRUE", True)])
+def test_timeline_option_from_env(monkeypatch: pytest.MonkeyPatch, raw: str, on: bool) -> None:
+    monkeypatch.setenv("STREAMDESK_TIMELINE", raw)
+    assert options_from_env()["timeline"] is on
+
+
+def test_timeline_is_on_by_default(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("STREAMDESK_TIMELINE", raising=False)
+    assert "timeline" not in options_from_env() and EngineConfig().timeline
+
+
+def test_timeline_option_refuses_nonsense(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("STREAMDESK_TIMELINE", "maybe")
+    with pytest.raises(ConfigurationError, match="STREAMDESK_TIMELINE must be on or off"):
+        options_from_env()

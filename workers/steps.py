@@ -1,0 +1,188 @@
+"""An event's lifecycle timeline as the engine records it: step kinds and their rows. Pure.
+
+A step is one thing that happened to one delivery of an event, written to the database
+(``TimelineStep``) in the same grouped transactions as the run records, so the timeline
+outlives stream trimming. Kinds combine what happens together, so an event on the happy
+path costs two rows: ``ran`` (delivered, gate passed, agent started) and ``committed``
+(result committed, entry acked). "published" is never stored: it is the entry id's time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import TYPE_CHECKING
+
+from workers.retry import Verdict
+
+if TYPE_CHECKING:  # only types: models.py imports this module, and nothing of the engine
+    from workers.attempts import Attempt
+    from workers.bus import Delivery
+    from workers.config import EngineConfig
+    from workers.intake import Rejected
+    from workers.retry import Decision
+    from workers.settle import Settled
+
+MAX_DETAIL_CHARS = 2000
+MAX_SUMMARY_CHARS = 300
+DELETED_NOTE = "deleted from the stream while pending; dropped from the pending list"
+
+
+class Kind(StrEnum):
+    RAN = "ran"  # delivered; the gate let the agent start
+    IDEMPOTENCY_HIT = "idempotency_hit"  # delivered; the event is done: acked, nothing ran
+    BUSY = "busy"  # delivered while another live attempt held the lease: left pending
+    FAILED = "failed"  # the agent raised; the lease is released, a retry is scheduled
+    FENCED = "fenced"  # finished after its lease was taken over: result refused, not acked
+    RELEASED = "released"  # the lease given back without a result (shutdown, admission error)
+    COMMITTED = "committed"  # result committed and the entry acked
+    DEAD_LETTERED = "dead_lettered"  # written to <stream>:dead and acked
+    DELETED = "deleted"  # the entry was deleted from the stream while pending
+
+
+@dataclass(frozen=True, slots=True)
+class StepRecord:
+    """One row of the timeline. ``attempt`` is the entry's delivery count."""
+
+    event_hash: str
+    stream: str
+    entry_id: str
+    at: datetime
+    kind: Kind
+    consumer: str
+    attempt: int
+    detail: str = ""
+
+
+def clip(text: str, limit: int = MAX_DETAIL_CHARS) -> str:
+    """At most ``limit`` characters, keeping both ends (a traceback's end names the error)."""
+    if len(text) <= limit:
+        return text
+    tail = limit * 3 // 4
+    return f"{text[: limit - tail - 5]}\n...\n{text[-tail:]}"
+
+
+def summary(text: str) -> str:
+    """The last non-empty line (a traceback's exception and message), at most one line's
+    worth, so what follows it in a detail is never clipped away."""
+    lines = [line for line in text.strip().splitlines() if line.strip()]
+    line = lines[-1].strip() if lines else ""
+    return line if len(line) <= MAX_SUMMARY_CHARS else f"{line[: MAX_SUMMARY_CHARS - 3]}..."
+
+
+def now() -> datetime:
+    return datetime.now(UTC)
+
+
+class Timeline:
+    """Builds one worker's steps and hands them to ``post`` (unless ``config.timeline`` is
+    off: then it does nothing).
+
+    Entries without a decodable envelope have no event hash, hence no timeline; a deleted
+    entry's hash is looked up from its earlier steps by the store (``event_hash`` empty).
+    """
+
+    def __init__(self, config: EngineConfig, post: Callable[[list[StepRecord]], None]) -> None:
+        self.stream = config.stream
+        self.consumer = config.consumer
+        self._post = post if config.timeline else None
+
+    @property
+    def on(self) -> bool:
+        return self._post is not None
+
+    def step(self, delivery: Delivery, kind: Kind, at: datetime, detail: str = "") -> StepRecord:
+        return StepRecord(
+            delivery.event_hash,
+            self.stream,
+            delivery.entry_id,
+            at,
+            kind,
+            self.consumer,
+            delivery.deliveries,
+            detail,
+        )
+
+    def post(self, steps: list[StepRecord]) -> None:
+        if self._post is not None and steps:
+            self._post(steps)
+
+    def ran(self, attempt: Attempt) -> None:
+        if self._post is None:
+            return
+        notes = ["reclaimed"] if attempt.delivery.reclaimed else []
+        if attempt.takeover:
+            notes.append(f"took over an expired lease (token {attempt.token})")
+        self._post([self.step(attempt.delivery, Kind.RAN, attempt.started_at, "; ".join(notes))])
+
+    def read_outcomes(
+        self, rejected: list[Rejected], hits: list[Delivery], busy: list[Delivery]
+    ) -> None:
+        """What admission settled without an agent: dead letters, duplicates, busy ones."""
+        if self._post is None:
+            return
+        at = now()
+        steps = [
+            self.step(r.delivery, Kind.DEAD_LETTERED, at, clip(f"{r.reason}: {r.error}"))
+            for r in rejected
+            if r.delivery.event_hash
+        ]
+        steps += [self.step(d, Kind.IDEMPOTENCY_HIT, at) for d in hits]
+        steps += [self.step(d, Kind.BUSY, at, "another live attempt holds the lease") for d in busy]
+        self.post(steps)
+
+    def settled(
+        self,
+        oks: list[Settled],
+        committed: set[str],
+        fails: list[Settled],
+        decisions: list[Decision],
+    ) -> list[StepRecord]:
+        """Steps of finished agents, for the settler to write with their results."""
+        at = now()
+        steps: list[StepRecord] = []
+        for s in oks:
+            a = s.attempt
+            if s.recorded:
+                continue
+            if a.lease not in committed:
+                steps.append(self.step(a.delivery, Kind.FENCED, at, f"lease {a.lease} was lost"))
+                continue
+            steps.append(
+                self.step(a.delivery, Kind.COMMITTED, at, f"agent took {s.duration_ms:.1f} ms")
+            )
+            note = f"duplicate of {a.delivery.entry_id}, acked with it"
+            steps += [self.step(d, Kind.IDEMPOTENCY_HIT, at, note) for d in a.followers]
+        for s, decision in zip(fails, decisions, strict=True):
+            if s.recorded:
+                continue
+            dead = decision.verdict is Verdict.DEAD
+            plan = "no deliveries left" if dead else f"retry in {decision.retry_in_ms} ms"
+            error, delivery = summary(s.error), s.attempt.delivery
+            steps.append(
+                self.step(delivery, Kind.FAILED, at, clip(f"{error}; {plan}\n\n{s.error}"))
+            )
+            if dead:
+                detail = clip(f"max-deliveries: {error}")
+                steps.append(self.step(delivery, Kind.DEAD_LETTERED, at, detail))
+        return steps
+
+    def released(self, attempts: Iterable[Attempt], reason: str) -> None:
+        if self._post is None:
+            return
+        at = now()
+        self.post([self.step(a.delivery, Kind.RELEASED, at, reason) for a in attempts])
+
+    def deleted(self, entry_ids: list[str]) -> None:
+        """Pending ids whose entries were deleted; the store finds their events, if any."""
+        if self._post is None:
+            return
+        at = now()
+        self.post(
+            [
+                StepRecord("", self.stream, i, at, Kind.DELETED, self.consumer, 0, DELETED_NOTE)
+                for i in entry_ids
+            ]
+        )
