@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from datetime import UTC, datetime, timedelta
 from io import StringIO
 from pathlib import Path
 
@@ -13,7 +14,10 @@ import redis
 from django.core.management import call_command, get_commands
 
 from workers.embedded import EmbeddedValkey
+from workers.models import TimelineStep
 from workers.registry import default_registry
+from workers.steps import Kind, StepRecord
+from workers.timeline import insert
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -23,7 +27,8 @@ def test_our_runworker_wins_over_channels() -> None:
 
 
 @pytest.mark.parametrize(
-    "command", ["runworker", "publish", "streams", "valkey", "demoproducer", "up"]
+    "command",
+    ["runworker", "publish", "streams", "valkey", "demoproducer", "up", "prune_timeline"],
 )
 def test_every_command_has_help(command: str) -> None:
     result = subprocess.run(
@@ -80,6 +85,16 @@ def test_streams_text_shows_unknown_lag(r: redis.Redis) -> None:
     assert "length 2" in text
     if int(r.info("server")["redis_version"].split(".")[0]) >= 7:
         assert "lag unknown" in text
+
+
+@pytest.mark.django_db
+def test_prune_timeline_reports_what_it_deleted() -> None:
+    old = datetime.now(UTC) - timedelta(days=40)
+    insert([StepRecord("h", "streamdesk:events", "1-0", old, Kind.RAN, "w", 1)])
+    out = StringIO()
+    call_command("prune_timeline", "--older-than-days", "30", stdout=out)
+    assert out.getvalue().strip() == "deleted 1 timeline steps older than 30 days"
+    assert not TimelineStep.objects.exists()
 
 
 def test_embedded_server_starts_answers_and_stops(tmp_path: Path) -> None:
