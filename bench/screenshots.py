@@ -1,0 +1,209 @@
+"""Screenshots of the live console for the docs: docs/img/overview.png and event-timeline.png.
+
+Usage, from the project root (needs Debian's Chromium at /usr/bin/chromium)::
+
+    .venv/bin/python bench/screenshots.py              # writes docs/img/*.png
+    .venv/bin/python bench/screenshots.py --out /tmp   # somewhere else
+
+A private world like the benchmark's: its own Valkey server and SQLite file in a temp
+directory, two ``runworker`` processes and daphne on free loopback ports. It sends about
+half a minute of demo traffic (a few hundred events, a few that always fail and end as dead
+letters) while a signed-in browser watches the overview, then photographs the overview and
+the timeline of one dead-lettered event.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import math
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+# Run as a script (bench/screenshots.py), so put the project root on the path.
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import redis
+from playwright.sync_api import Page, ViewportSize, expect, sync_playwright
+
+import workers.agents  # noqa: F401  (registers the demo event types for publishing)
+from bench.harness import PYTHON, ROOT, STREAM, BenchError, log_tail, spawn, wait_until
+from workers.embedded import PrivateServer, free_port
+from workers.keys import dead_stream
+from workers.producer import publish
+
+CHROMIUM = "/usr/bin/chromium"
+VIEWPORT: ViewportSize = {"width": 1280, "height": 800}
+USERNAME, PASSWORD = "demo", "screenshots-only-password"
+TRAFFIC_S = 30.0
+TICK_S = 0.5
+FAILING_EVENTS = 3
+MAX_DELIVERIES = 2  # so a dead-lettered timeline fits the 800 px screenshot
+WAIT_MS = 60_000
+DEFAULT_OUT = ROOT / "docs" / "img"
+
+
+@dataclass
+class Traffic:
+    ok: int  # events that succeed
+    failing: list[str]  # entry ids of demo.fail events
+
+
+@dataclass
+class World:
+    tmp: Path
+    env: dict[str, str]
+    redis: redis.Redis
+    console_url: str
+
+
+def run_manage(env: dict[str, str], *args: str) -> None:
+    result = subprocess.run(
+        [PYTHON, "manage.py", *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    if result.returncode != 0:
+        raise BenchError(f"manage.py {args[0]} failed: {result.stderr.strip()[-2000:]}")
+
+
+def serving(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(url, timeout=2) as response:
+            return bool(response.status == 200)
+    except (urllib.error.URLError, ConnectionError, TimeoutError):
+        return False
+
+
+@contextlib.contextmanager
+def open_world() -> Iterator[World]:
+    """Valkey, a migrated database with a staff user, two workers and daphne."""
+    tmp = Path(tempfile.mkdtemp(prefix="streamdesk-screenshots-"))
+    server = PrivateServer(tmp / "valkey").start()
+    client = redis.Redis.from_url(server.url, decode_responses=True)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("STREAMDESK_")}
+    env.update(
+        REDIS_URL=server.url,
+        DATABASE_URL=f"sqlite:///{tmp / 'db.sqlite3'}",
+        DJANGO_SETTINGS_MODULE="console.settings",
+        STREAMDESK_DATA_DIR=str(tmp / "data"),
+        # Failing events reach the dead letters in well under a second.
+        STREAMDESK_RETRY_BASE_MS="100",
+        STREAMDESK_MAX_DELIVERIES=str(MAX_DELIVERIES),
+        DJANGO_SUPERUSER_PASSWORD=PASSWORD,
+        LOG_LEVEL="WARNING",
+        PYTHONUNBUFFERED="1",
+    )
+    port = free_port()
+    daphne = [PYTHON, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port)]
+    try:
+        run_manage(env, "migrate", "--no-input", "-v0")
+        run_manage(env, "createsuperuser", "--no-input", "--username", USERNAME, "--email", "")
+        with (
+            spawn([*daphne, "console.asgi:application"], env, tmp / "daphne.log", ROOT) as web,
+            spawn(worker("worker-a"), env, tmp / "worker-a.log", ROOT),
+            spawn(worker("worker-b"), env, tmp / "worker-b.log", ROOT),
+        ):
+            url = f"http://127.0.0.1:{port}"
+
+            def up() -> bool:
+                if web.poll() is not None:
+                    raise BenchError(f"daphne exited:\n{log_tail(tmp / 'daphne.log')}")
+                return serving(f"{url}/login/")
+
+            wait_until(up, "daphne to serve /login/", timeout_s=30, interval_s=0.1)
+            yield World(tmp, env, client, url)
+    finally:
+        client.close()
+        server.stop()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def worker(name: str) -> list[str]:
+    return [PYTHON, "manage.py", "runworker", "--consumer", name, "--concurrency", "16"]
+
+
+def send_traffic(client: redis.Redis) -> Traffic:
+    """Waves of echo events with some slow ones, and a few that always fail, over
+    ``TRAFFIC_S`` seconds, so the sparklines have a shape."""
+    ticks = int(TRAFFIC_S / TICK_S)
+    fail_at = {ticks * (i + 1) // (FAILING_EVENTS + 1) for i in range(FAILING_EVENTS)}
+    traffic = Traffic(ok=0, failing=[])
+    for tick in range(ticks):
+        started = time.monotonic()
+        wave = round(5 + 4 * math.sin(tick / 6))
+        for n in range(wave):
+            publish("demo.echo", {"n": n, "tick": tick}, client=client, source="shop")
+        publish("demo.sleep", {"ms": 50 + 40 * (tick % 7)}, client=client, source="mailer")
+        traffic.ok += wave + 1
+        if tick in fail_at:
+            message = "upstream returned 503"
+            entry = publish("demo.fail", {"message": message}, client=client, source="billing")
+            traffic.failing.append(entry)
+        time.sleep(max(TICK_S - (time.monotonic() - started), 0))
+    return traffic
+
+
+def log_in(page: Page, url: str) -> None:
+    page.goto(f"{url}/")
+    page.fill("input[name=username]", USERNAME)
+    page.fill("input[name=password]", PASSWORD)
+    page.click("button[type=submit]")
+    expect(page).to_have_url(f"{url}/")
+
+
+def take(out: Path) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    with open_world() as world, sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True)
+        page = browser.new_page(viewport=VIEWPORT)
+        log_in(page, world.console_url)  # the sampler starts with the first websocket
+        traffic = send_traffic(world.redis)
+
+        live = page.locator('[data-live="overview"]')
+        expect(live.locator('[data-metric="processed"]')).to_have_text(
+            f"{traffic.ok:,}", timeout=WAIT_MS
+        )
+        wait_until(
+            lambda: world.redis.xlen(dead_stream(STREAM)) == len(traffic.failing),
+            "the failing events to be dead-lettered",
+            timeout_s=WAIT_MS / 1000,
+        )
+        expect(live.get_by_role("link", name=str(len(traffic.failing)), exact=True)).to_be_visible(
+            timeout=WAIT_MS
+        )
+        page.screenshot(path=str(out / "overview.png"))
+
+        page.goto(f"{world.console_url}/streams/{STREAM}/entries/{traffic.failing[0]}/")
+        expect(page.locator("ol.timeline li.kind-dead_lettered")).to_be_visible()
+        page.screenshot(path=str(out / "event-timeline.png"))
+        browser.close()
+    print(f"wrote {out / 'overview.png'} and {out / 'event-timeline.png'}")
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="bench/screenshots.py", description=__doc__)
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="folder for the PNGs")
+    args = parser.parse_args(argv)
+    if not Path(CHROMIUM).exists():
+        print(f"no Chromium at {CHROMIUM}: apt-get install chromium", file=sys.stderr)
+        return 2
+    take(args.out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

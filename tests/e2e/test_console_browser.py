@@ -1,0 +1,204 @@
+"""The console in a real browser: daphne and runworker subprocesses, Chromium driven by
+Playwright, against the suite's Redis and test database."""
+
+from __future__ import annotations
+
+import re
+import signal
+import subprocess
+import sys
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import redis
+from django.contrib.auth import get_user_model
+from playwright.sync_api import Browser, Locator, Page, ViewportSize, expect, sync_playwright
+
+from tests.e2e.conftest import ROOT, Workers, wait_for
+from tests.integration.helpers import STREAM, counters
+from workers.embedded import free_port
+from workers.producer import publish
+
+# Debian's Chromium: Playwright's own browser download is not available here.
+CHROMIUM = Path("/usr/bin/chromium")
+USERNAME = "operator"
+PASSWORD = "browser-test-password"
+VIEWPORT: ViewportSize = {"width": 1280, "height": 800}
+# Generous for a loaded CI machine; every wait ends as soon as its condition holds.
+WAIT_MS = 20_000
+STREAM_PATH = f"/streams/{STREAM}/"
+
+pytestmark = [
+    pytest.mark.e2e,
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.skipif(not CHROMIUM.exists(), reason=f"no Chromium at {CHROMIUM} (apt chromium)"),
+]
+
+# Opens the dashboard websocket and reports what it saw once it closes (or after 5 s).
+PROBE_WEBSOCKET = """
+() => new Promise((resolve) => {
+  const seen = { opened: false, messages: 0, closed: false, code: null };
+  const socket = new WebSocket(`ws://${location.host}/ws/dashboard/`);
+  socket.onopen = () => {
+    seen.opened = true;
+    socket.send(JSON.stringify({ subscribe: ["overview"] }));
+  };
+  socket.onmessage = () => { seen.messages += 1; };
+  socket.onclose = (event) => { seen.closed = true; seen.code = event.code; resolve(seen); };
+  setTimeout(() => resolve(seen), 5000);
+})
+"""
+
+
+class Console:
+    """A daphne subprocess serving the console on a free loopback port."""
+
+    def __init__(self, env: dict[str, str], log: Path) -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.log = log
+        cmd = [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(self.port)]
+        with open(log, "wb") as out:  # the child keeps its own fd
+            self.proc = subprocess.Popen(
+                [*cmd, "console.asgi:application"],
+                cwd=ROOT,
+                env=env,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+            )
+
+    def ready(self) -> bool:
+        if self.proc.poll() is not None:
+            raise AssertionError(f"daphne exited {self.proc.returncode}:\n{self.output()}")
+        try:
+            with urllib.request.urlopen(f"{self.url}/login/", timeout=2) as response:
+                return bool(response.status == 200)
+        except (urllib.error.URLError, ConnectionError, TimeoutError):
+            return False
+
+    def output(self) -> str:
+        return self.log.read_text(errors="replace")
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(timeout=10)
+
+
+@pytest.fixture
+def console(r: redis.Redis, worker_env: dict[str, str], tmp_path: Path) -> Iterator[Console]:
+    server = Console(worker_env, tmp_path / "daphne.log")
+    try:
+        wait_for(server.ready, what="daphne to serve /login/")
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def staff_user(transactional_db: Any) -> None:
+    get_user_model().objects.create_user(USERNAME, password=PASSWORD, is_staff=True)
+
+
+@pytest.fixture
+def browser(staff_user: None) -> Iterator[Browser]:
+    # Playwright's sync API keeps its event loop running while the test runs, and Django
+    # refuses ORM calls under a running loop: the user is created first (staff_user), and
+    # the database is flushed only after the browser is gone (this fixture ends first).
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True)
+        yield chromium
+        chromium.close()
+
+
+def new_page(browser: Browser, console: Console) -> Page:
+    context = browser.new_context(base_url=console.url, viewport=VIEWPORT)
+    return context.new_page()
+
+
+def log_in(browser: Browser, console: Console) -> Page:
+    """Through the login form, as an operator would; lands on the overview."""
+    page = new_page(browser, console)
+    page.goto("/")
+    expect(page).to_have_url(re.compile(r"/login/\?next=/$"))
+    page.fill("input[name=username]", USERNAME)
+    page.fill("input[name=password]", PASSWORD)
+    page.click("button[type=submit]")
+    expect(page).to_have_url(f"{console.url}/")
+    expect(page.locator("[data-live=overview]")).to_be_visible()
+    return page
+
+
+def screenshot(page: Page, path: Path) -> None:
+    page.screenshot(path=str(path), full_page=True)
+    print(f"screenshot: {path}")
+
+
+def processed(page: Page) -> Locator:
+    return page.locator('[data-live="overview"] [data-metric="processed"]')
+
+
+def test_anonymous_page_request_redirects_to_login(console: Console, browser: Browser) -> None:
+    page = new_page(browser, console)
+    page.goto(STREAM_PATH)
+    expect(page).to_have_url(re.compile(r"/login/\?next=/streams/"))
+    expect(page.locator("input[name=username]")).to_be_visible()
+    expect(page.locator("[data-live]")).to_have_count(0)
+
+
+def test_anonymous_websocket_is_closed_without_data(console: Console, browser: Browser) -> None:
+    page = new_page(browser, console)
+    page.goto("/login/")
+    seen = page.evaluate(PROBE_WEBSOCKET)
+    # Refused in connect, before accept: the handshake itself fails.
+    assert seen["closed"] and not seen["opened"], seen
+    assert seen["messages"] == 0, seen
+
+
+def test_overview_pushes_processed_count_without_reload(
+    r: redis.Redis, console: Console, browser: Browser, workers: Workers, tmp_path: Path
+) -> None:
+    workers.start("browser-worker")
+    page = log_in(browser, console)
+    # A stream is listed once its worker has counted something: nothing to show yet.
+    expect(processed(page)).to_have_count(0)
+    page.evaluate("window.notReloaded = true")
+
+    for n in range(20):
+        publish("demo.echo", {"n": n}, client=r, source="browser-test")
+
+    expect(processed(page)).to_have_text("20", timeout=WAIT_MS)
+    expect(page.locator("#live-status")).to_have_attribute("data-state", "live")
+    assert page.evaluate("window.notReloaded === true"), "the overview was reloaded"
+    screenshot(page, tmp_path / "overview.png")
+
+
+def test_event_page_shows_published_and_committed_steps(
+    r: redis.Redis, console: Console, browser: Browser, workers: Workers, tmp_path: Path
+) -> None:
+    entry_ids = [publish("demo.echo", {"n": n}, client=r, source="browser-test") for n in range(3)]
+    workers.start("browser-worker")
+    wait_for(lambda: counters(r).get("processed", 0) == 3, what="three events processed")
+    page = log_in(browser, console)
+
+    page.click(f'[data-live="overview"] a[href="{STREAM_PATH}"]')
+    expect(page).to_have_url(f"{console.url}{STREAM_PATH}")
+    newest = page.locator("#entries tbody a").first
+    expect(newest).to_have_text(entry_ids[-1])
+    newest.click()
+
+    expect(page).to_have_url(f"{console.url}{STREAM_PATH}entries/{entry_ids[-1]}/")
+    timeline = page.locator("ol.timeline")
+    expect(timeline.locator("li.kind-published")).to_have_count(1)
+    expect(timeline.locator("li.kind-committed")).to_have_count(1)
+    expect(timeline.locator("li").first).to_have_class(re.compile(r"\bkind-published\b"))
+    expect(timeline.locator("li").last).to_have_class(re.compile(r"\bkind-committed\b"))
+    screenshot(page, tmp_path / "event-timeline.png")
