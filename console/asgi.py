@@ -1,4 +1,4 @@
-"""ASGI entry point for daphne (the live console arrives with its websocket routes)."""
+"""ASGI entry point for daphne: Django over HTTP, the live dashboard over websockets."""
 
 from __future__ import annotations
 
@@ -7,4 +7,30 @@ import os
 from django.core.asgi import get_asgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "console.settings")
-application = get_asgi_application()
+# Django must be set up before anything imports models (the auth middleware does).
+django_asgi_app = get_asgi_application()
+
+from channels.auth import AuthMiddlewareStack  # noqa: E402
+from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
+from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
+from django.conf import settings  # noqa: E402
+from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler  # noqa: E402
+
+from console.routing import websocket_urlpatterns  # noqa: E402
+
+# In development daphne serves /static/ itself; in production run collectstatic and let the
+# proxy (or STREAMDESK_SERVE_STATIC=1) serve them.
+http_app = (
+    ASGIStaticFilesHandler(django_asgi_app)
+    if settings.DEBUG or os.environ.get("STREAMDESK_SERVE_STATIC") == "1"
+    else django_asgi_app
+)
+
+application = ProtocolTypeRouter(
+    {
+        "http": http_app,
+        "websocket": AllowedHostsOriginValidator(
+            AuthMiddlewareStack(URLRouter(websocket_urlpatterns))
+        ),
+    }
+)

@@ -47,6 +47,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "channels",
     "django_htmx",
+    "console",
 ]
 
 MIDDLEWARE = [
@@ -101,8 +102,20 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         "transaction_mode": "IMMEDIATE",
         "timeout": 30,
     }
-    # A file (not :memory:) so runworker subprocesses in tests see the test database.
-    DATABASES["default"]["TEST"] = {"NAME": str(STREAMDESK_DATA_DIR / "test-db.sqlite3")}
+    # A file (not :memory:) so runworker subprocesses in tests see the test database; one
+    # per test process, so two test runs on one checkout never share (and break) a file.
+    DATABASES["default"]["TEST"] = {
+        "NAME": str(STREAMDESK_DATA_DIR / f"test-db-{os.getpid()}.sqlite3")
+    }
+CHANNEL_LAYERS = {"default": {"BACKEND": "console.runtime.ChannelLayer"}}
+
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "overview"
+LOGOUT_REDIRECT_URL = "login"
+# The console is an operator's tool: keep its session off other sites' requests.
+SESSION_COOKIE_SAMESITE = "Lax"
+CSRF_COOKIE_SAMESITE = "Lax"
+
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = os.environ.get("REDIS_URL", "")

@@ -44,3 +44,12 @@ class Keys:
     def workers_index(self) -> str:
         """A sorted set of worker names scored by last heartbeat (ms)."""
         return f"{self.prefix}workers"
+
+    def console_history(self, resolution: str) -> str:
+        """The console's rolling samples (a list of JSON points, newest first): ``1s`` or ``1m``."""
+        return f"{self.prefix}console:history:{resolution}"
+
+    @property
+    def console_sampler(self) -> str:
+        """Which console process writes the shared history (a key with a short expiry)."""
+        return f"{self.prefix}console:sampler"

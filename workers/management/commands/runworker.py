@@ -7,12 +7,19 @@ from argparse import ArgumentParser
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
+from django.db import connection
+from django.db.migrations.executor import MigrationExecutor
 
 from workers.errors import StreamdeskError
 from workers.registry import default_registry
 from workers.runs import RunStore
 from workers.runtime import engine_config, redis_url
 from workers.serve import serve
+
+
+def unapplied_migrations() -> int:
+    executor = MigrationExecutor(connection)
+    return len(executor.migration_plan(executor.loader.graph.leaf_nodes()))
 
 
 class Command(BaseCommand):
@@ -51,6 +58,12 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
+        unapplied = unapplied_migrations()
+        if unapplied:
+            raise CommandError(
+                f"the database has {unapplied} unapplied migration(s): run "
+                "`python manage.py migrate` first (workers record every run there)"
+            )
         overrides = {
             name: options[name]
             for name in (

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import secrets
 import signal
 import subprocess
 import sys
@@ -20,13 +21,33 @@ from workers.runtime import data_dir, redis_url
 STOP_TIMEOUT_S = 40.0
 
 
+def ensure_admin() -> str | None:
+    """Create ``admin`` with a random password if no superuser exists; return the password."""
+    from django.contrib.auth import get_user_model
+
+    users = get_user_model()
+    if (
+        users.objects.filter(is_superuser=True).exists()
+        or users.objects.filter(username="admin").exists()
+    ):
+        return None
+    password = secrets.token_urlsafe(12)
+    users.objects.create_superuser("admin", "", password)
+    return password
+
+
 class Command(BaseCommand):
-    help = "Start the Redis server if needed, workers and a demo producer; Ctrl-C stops them all."
+    help = (
+        "Start the Redis server if needed, workers, the console (daphne) and a demo producer; "
+        "Ctrl-C stops them all."
+    )
 
     def add_arguments(self, parser: ArgumentParser) -> None:
         parser.add_argument("--workers", type=int, default=2, help="runworker processes")
         parser.add_argument("--rate", type=float, default=2.0, help="demo events per second")
         parser.add_argument("--no-demo", action="store_true", help="do not start the producer")
+        parser.add_argument("--port", type=int, default=8000, help="console port (daphne)")
+        parser.add_argument("--no-console", action="store_true", help="do not start the console")
 
     def handle(self, *args: Any, **options: Any) -> None:
         embedded = None if settings.REDIS_URL else EmbeddedValkey(data_dir())
@@ -35,8 +56,9 @@ class Command(BaseCommand):
             url = redis_url()
         except StreamdeskError as exc:
             raise CommandError(str(exc)) from exc
+        password = None if options["no_console"] else ensure_admin()
         procs = self._spawn(options)
-        self._banner(url, started_redis, procs)
+        self._banner(url, started_redis, procs, options, password)
         stopping = False
 
         def stop(signum: int, frame: FrameType | None) -> None:
@@ -63,13 +85,21 @@ class Command(BaseCommand):
             (f"worker-{i + 1}", subprocess.Popen([*manage, "runworker"]))
             for i in range(options["workers"])
         ]
+        if not options["no_console"]:
+            daphne = [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(options["port"])]
+            procs.append(("console", subprocess.Popen([*daphne, "console.asgi:application"])))
         if not options["no_demo"]:
             producer = [*manage, "demoproducer", "--rate", str(options["rate"])]
             procs.append(("demo producer", subprocess.Popen(producer)))
         return procs
 
     def _banner(
-        self, url: str, started: bool, procs: list[tuple[str, subprocess.Popen[bytes]]]
+        self,
+        url: str,
+        started: bool,
+        procs: list[tuple[str, subprocess.Popen[bytes]]],
+        options: dict[str, Any],
+        password: str | None,
     ) -> None:
         where = "embedded Valkey, started now" if started else "already running"
         lines = [
@@ -79,6 +109,17 @@ class Command(BaseCommand):
             f"  database   {settings.DATABASES['default']['NAME']}",
         ]
         lines += [f"  {name:<10} pid {p.pid}" for name, p in procs]
+        if not options["no_console"]:
+            lines += ["", f"  console:    http://127.0.0.1:{options['port']}/"]
+            if password:
+                lines += [
+                    f"  sign in:    admin / {password}",
+                    "              (shown once; to change it: manage.py changepassword admin)",
+                ]
+            else:
+                lines += [
+                    "  sign in:    with your staff account (python manage.py createsuperuser)"
+                ]
         lines += [
             "",
             "  watch it:   python manage.py streams",

@@ -1,0 +1,237 @@
+"""Bounded reads behind the pages: one page of entries, pending entries or dead letters.
+
+Every function reads at most a page (plus one to know there is more) or, for filters Redis
+cannot apply itself, at most MAX_SCAN entries; nothing walks a whole stream or PEL.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any, cast
+
+import redis
+
+from workers.errors import EventDecodeError
+from workers.events import decode_envelope, event_hash
+from workers.keys import EVENT_FIELD, dead_stream
+
+PAGE_SIZE = 50
+# Pending entries read to fill one page when filtering by deliveries (XPENDING cannot).
+MAX_SCAN = 1_000
+ENTRY_ID = re.compile(r"^\d{1,20}(-\d{1,20})?$")
+
+
+def valid_id(value: str) -> bool:
+    return bool(ENTRY_ID.match(value))
+
+
+def _ms(entry_id: str) -> int:
+    return int(entry_id.split("-", 1)[0])
+
+
+@dataclass(frozen=True, slots=True)
+class Summary:
+    """What a list shows of an event without validating it against its schema."""
+
+    type: str
+    subject: str
+    source: str
+    size: int
+
+
+def summarize(raw: str | None) -> Summary:
+    if raw is None:
+        return Summary("(deleted)", "", "", 0)
+    try:
+        body = json.loads(raw)
+    except ValueError:
+        return Summary("(not JSON)", "", "", len(raw))
+    if not isinstance(body, dict):
+        return Summary("(not an object)", "", "", len(raw))
+    return Summary(
+        str(body.get("type", "(no type)")),
+        str(body.get("subject") or ""),
+        str(body.get("source") or ""),
+        len(raw),
+    )
+
+
+def hash_of(raw: str | None) -> str | None:
+    """The event hash, or None for a payload the engine could not decode either."""
+    try:
+        return event_hash(decode_envelope(raw))
+    except EventDecodeError:
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class EntryRow:
+    id: str
+    at_ms: int
+    summary: Summary
+
+
+@dataclass(frozen=True, slots=True)
+class EntriesPage:
+    rows: list[EntryRow]
+    older: str | None  # pass as ``before`` for the next (older) page
+
+
+def entries_page(
+    client: redis.Redis, stream: str, before: str | None = None, count: int = PAGE_SIZE
+) -> EntriesPage:
+    """Newest first, starting at ``before`` (inclusive: a jump lands on the id itself)."""
+    reply = cast(list[Any], client.xrevrange(stream, max=before or "+", min="-", count=count + 1))
+    rows = [
+        EntryRow(str(i), _ms(str(i)), summarize(fields.get(EVENT_FIELD)))
+        for i, fields in reply[:count]
+    ]
+    older = str(reply[count][0]) if len(reply) > count else None
+    return EntriesPage(rows, older)
+
+
+def entry(client: redis.Redis, stream: str, entry_id: str) -> dict[str, str] | None:
+    reply = cast(list[Any], client.xrange(stream, min=entry_id, max=entry_id, count=1))
+    return dict(reply[0][1]) if reply else None
+
+
+@dataclass(frozen=True, slots=True)
+class PendingRow:
+    id: str
+    consumer: str
+    idle_ms: int
+    deliveries: int
+    summary: Summary
+
+
+@dataclass(frozen=True, slots=True)
+class PendingFilter:
+    consumer: str = ""
+    min_idle_ms: int = 0
+    min_deliveries: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class PendingPage:
+    rows: list[PendingRow]
+    after: str | None  # pass as ``after`` for the next page
+    scanned_to: str | None  # set when the scan limit stopped a filtered read early
+
+
+def _xpending(
+    client: redis.Redis, stream: str, group: str, start: str, count: int, f: PendingFilter
+) -> list[dict[str, Any]]:
+    return cast(
+        list[dict[str, Any]],
+        client.xpending_range(
+            stream,
+            group,
+            min=start,
+            max="+",
+            count=count,
+            consumername=f.consumer or None,
+            idle=f.min_idle_ms or None,
+        ),
+    )
+
+
+def pending_page(
+    client: redis.Redis,
+    stream: str,
+    group: str,
+    after: str | None = None,
+    f: PendingFilter | None = None,
+    count: int = PAGE_SIZE,
+) -> PendingPage:
+    """Pending entries in id order after ``after``, filtered; XPENDING with bounds."""
+    f = f or PendingFilter()
+    found: list[dict[str, Any]] = []
+    cursor = f"({after}" if after else "-"
+    scanned, exhausted = 0, False
+    while len(found) <= count and scanned < MAX_SCAN:
+        want = min(count + 1, MAX_SCAN - scanned)
+        batch = _xpending(client, stream, group, cursor, want, f)
+        scanned += len(batch)
+        found += [p for p in batch if int(p["times_delivered"]) >= f.min_deliveries]
+        if len(batch) < want:
+            exhausted = True
+            break
+        cursor = f"({batch[-1]['message_id']}"
+    rows = found[:count]
+    if len(found) > count:
+        next_after: str | None = str(rows[-1]["message_id"])
+    else:
+        next_after = None if exhausted else cursor[1:]
+    stopped = not exhausted and len(found) <= count
+    summaries = _summaries(client, stream, [str(p["message_id"]) for p in rows])
+    return PendingPage(
+        [
+            PendingRow(
+                str(p["message_id"]),
+                str(p["consumer"]),
+                int(p["time_since_delivered"]),
+                int(p["times_delivered"]),
+                s,
+            )
+            for p, s in zip(rows, summaries, strict=True)
+        ],
+        next_after,
+        next_after if stopped else None,
+    )
+
+
+def _summaries(client: redis.Redis, stream: str, ids: list[str]) -> list[Summary]:
+    """The event behind each id: one pipelined XRANGE per row, O(page)."""
+    with client.pipeline(transaction=False) as pipe:
+        for entry_id in ids:
+            pipe.xrange(stream, min=entry_id, max=entry_id, count=1)
+        replies = pipe.execute()
+    return [summarize(r[0][1].get(EVENT_FIELD) if r else None) for r in replies]
+
+
+@dataclass(frozen=True, slots=True)
+class DeadRow:
+    id: str
+    at_ms: int
+    entry_id: str
+    reason: str
+    error: str
+    deliveries: int
+    by: str
+    summary: Summary
+    event_hash: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class DeadPage:
+    rows: list[DeadRow]
+    older: str | None
+
+
+def dead_page(
+    client: redis.Redis, stream: str, before: str | None = None, count: int = PAGE_SIZE
+) -> DeadPage:
+    reply = cast(
+        list[Any],
+        client.xrevrange(dead_stream(stream), max=before or "+", min="-", count=count + 1),
+    )
+    rows = []
+    for dead_id, fields in reply[:count]:
+        raw = fields.get(EVENT_FIELD)
+        rows.append(
+            DeadRow(
+                id=str(dead_id),
+                at_ms=_ms(str(dead_id)),
+                entry_id=fields.get("entry_id", ""),
+                reason=fields.get("reason", ""),
+                error=fields.get("error", ""),
+                deliveries=int(fields.get("deliveries", 0) or 0),
+                by=fields.get("by", ""),
+                summary=summarize(raw),
+                event_hash=hash_of(raw),
+            )
+        )
+    older = str(reply[count][0]) if len(reply) > count else None
+    return DeadPage(rows, older)

@@ -1,0 +1,86 @@
+"""One event as the event page shows it: its envelope, hash, run record and timeline."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+import redis
+
+from console import browse
+from workers.keys import EVENT_FIELD
+from workers.models import AgentRun
+from workers.timeline import Step, published_step, steps_for
+
+# Larger envelopes are cut for display; "show all" renders the whole text on request.
+PREVIEW_CHARS = 20_000
+
+
+@dataclass(frozen=True, slots=True)
+class EventView:
+    stream: str
+    entry_id: str
+    found: bool  # False: the entry was trimmed or deleted; the database still knows the event
+    pretty: str
+    size: int
+    truncated: bool
+    event_hash: str | None
+    summary: browse.Summary
+    run: AgentRun | None
+    steps: list[Step]
+
+
+def pretty_json(raw: str) -> str:
+    try:
+        return json.dumps(json.loads(raw), indent=2, sort_keys=False, ensure_ascii=False)
+    except ValueError:
+        return raw
+
+
+def _view(
+    stream: str, entry_id: str, raw: str | None, run: AgentRun | None, full: bool
+) -> EventView:
+    text = pretty_json(raw) if raw is not None else ""
+    truncated = not full and len(text) > PREVIEW_CHARS
+    event_hash = browse.hash_of(raw) if raw is not None else (run.event_hash if run else None)
+    steps = steps_for(event_hash) if event_hash else []
+    if entry_id and browse.valid_id(entry_id):
+        steps = [published_step(stream, entry_id), *steps]
+    return EventView(
+        stream=stream,
+        entry_id=entry_id,
+        found=raw is not None,
+        pretty=text[:PREVIEW_CHARS] if truncated else text,
+        size=len(raw or ""),
+        truncated=truncated,
+        event_hash=event_hash,
+        summary=browse.summarize(raw)
+        if raw is not None
+        else browse.Summary(
+            run.event_type if run else "", run.subject if run else "", run.source if run else "", 0
+        ),
+        run=run if run is not None else _run(event_hash),
+        steps=steps,
+    )
+
+
+def _run(event_hash: str | None) -> AgentRun | None:
+    return AgentRun.objects.filter(event_hash=event_hash).first() if event_hash else None
+
+
+def by_entry(client: redis.Redis, stream: str, entry_id: str, full: bool = False) -> EventView:
+    fields = browse.entry(client, stream, entry_id)
+    raw = fields.get(EVENT_FIELD) if fields else None
+    run = (
+        None
+        if raw is not None
+        else AgentRun.objects.filter(stream=stream, entry_id=entry_id).first()
+    )
+    return _view(stream, entry_id, raw, run, full)
+
+
+def by_hash(event_hash: str) -> EventView | None:
+    run = _run(event_hash)
+    if run is None:
+        return None
+    return _view(run.stream, run.entry_id, None, run, False)

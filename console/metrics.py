@@ -1,0 +1,174 @@
+"""Rates, health marks and history points derived from samples: plain Python, no I/O."""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+from typing import Any
+
+from console.sample import GroupInfo, Sample, StreamInfo
+
+# One history point: {"t": ms, "s": {stream: {"n": length, "a": added, "p": processed,
+# "f": failed, "d": dead-lettered, "h": idempotency hits, "g": {group: [lag, pending, read]}}}}
+Point = dict[str, Any]
+
+
+def to_point(sample: Sample) -> Point:
+    return {
+        "t": sample.at_ms,
+        "s": {
+            s.name: {
+                "n": s.length,
+                "a": s.entries_added,
+                "p": s.counters["processed"],
+                "f": s.counters["failed"],
+                "d": s.counters["dead_lettered"],
+                "h": s.counters["idempotency_hits"],
+                "g": {g.name: [g.lag, g.pending, g.entries_read] for g in s.groups},
+            }
+            for s in sample.streams
+        },
+    }
+
+
+@dataclass(frozen=True, slots=True)
+class StreamRates:
+    added_s: float | None
+    processed_s: float
+    failed_s: float
+    dead_s: float
+    hits_s: float
+    # Idempotency hits among everything the gate decided in the window; None when idle.
+    hit_ratio: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class GroupRates:
+    ack_s: float | None
+    # Seconds to work off lag + pending at the current ack rate; None when unknown or stalled.
+    drain_s: float | None
+
+
+IDLE = StreamRates(None, 0.0, 0.0, 0.0, 0.0, None)
+
+
+def _delta(a: Any, b: Any) -> float | None:
+    # A counter that went down was reset (a flushed or restarted Redis): no rate, not a negative.
+    if a is None or b is None or b < a:
+        return None
+    return float(b - a)
+
+
+def _per_s(a: Any, b: Any, dt_s: float) -> float:
+    delta = _delta(a, b)
+    return delta / dt_s if delta is not None else 0.0
+
+
+def stream_rates(old: Point | None, new: Point, stream: str) -> StreamRates:
+    if old is None or stream not in old["s"] or stream not in new["s"]:
+        return IDLE
+    dt_s = (new["t"] - old["t"]) / 1000
+    if dt_s <= 0:
+        return IDLE
+    a, b = old["s"][stream], new["s"][stream]
+    added = _delta(a["a"], b["a"])
+    hits, processed = _per_s(a["h"], b["h"], dt_s), _per_s(a["p"], b["p"], dt_s)
+    decided = hits + processed
+    return StreamRates(
+        added_s=added / dt_s if added is not None else None,
+        processed_s=processed,
+        failed_s=_per_s(a["f"], b["f"], dt_s),
+        dead_s=_per_s(a["d"], b["d"], dt_s),
+        hits_s=hits,
+        hit_ratio=hits / decided if decided else None,
+    )
+
+
+def group_rates(old: Point | None, new: Point, group: GroupInfo) -> GroupRates:
+    before = old["s"].get(group.stream, {}).get("g", {}).get(group.name) if old else None
+    if old is None or before is None or new["t"] <= old["t"]:
+        return GroupRates(None, None)
+    dt_s = (new["t"] - old["t"]) / 1000
+    read = _delta(before[2], group.entries_read)
+    pending = group.pending - int(before[1])
+    # Entries the group read, minus those still pending, were acknowledged in the window.
+    ack_s = max(read - pending, 0) / dt_s if read is not None else None
+    backlog = (group.lag or 0) + group.pending
+    if ack_s is None or group.lag is None:
+        drain_s = None
+    elif backlog == 0:
+        drain_s = 0.0
+    else:
+        drain_s = backlog / ack_s if ack_s > 0 else None
+    return GroupRates(ack_s, drain_s)
+
+
+def series(points: list[Point], stream: str, field: str) -> list[float]:
+    """A per-second rate of one counter between consecutive points (oldest first)."""
+    out = []
+    for a, b in itertools.pairwise(points):
+        sa, sb = a["s"].get(stream), b["s"].get(stream)
+        dt_s = (b["t"] - a["t"]) / 1000
+        if sa is None or sb is None or dt_s <= 0:
+            out.append(0.0)
+            continue
+        out.append(_per_s(sa[field], sb[field], dt_s))
+    return out
+
+
+def group_series(points: list[Point], stream: str, group: str, index: int) -> list[float]:
+    """A gauge of one group (0: lag, 1: pending) at each point; unknown lag counts as 0."""
+    out = []
+    for point in points:
+        values = point["s"].get(stream, {}).get("g", {}).get(group)
+        out.append(float(values[index] or 0) if values else 0.0)
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class Health:
+    level: str  # "ok", "warn" or "bad": the only thing colour is used for
+    reasons: list[str]
+
+
+def group_health(group: GroupInfo, claim_idle_ms: int) -> Health:
+    reasons = []
+    level = "ok"
+    if group.oldest_pending_idle_ms is not None and group.oldest_pending_idle_ms > claim_idle_ms:
+        reasons.append("oldest pending entry idle longer than the claim idle time")
+        level = "bad"
+    if group.live_consumers == 0 and (group.pending or group.lag != 0):
+        reasons.append("no live consumer")
+        level = "bad"
+    elif group.live_consumers == 0:
+        reasons.append("no live consumer")
+        level = "warn" if level == "ok" else level
+    if group.lag is None:
+        reasons.append("lag unknown: Redis cannot count it after deletes")
+        level = "warn" if level == "ok" else level
+    return Health(level, reasons)
+
+
+def stream_health(stream: StreamInfo, rates: StreamRates, claim_idle_ms: int) -> Health:
+    if not stream.exists:
+        return Health("warn", ["stream does not exist yet"])
+    if not stream.groups:
+        return Health("warn", ["no consumer group"])
+    marks = [group_health(g, claim_idle_ms) for g in stream.groups]
+    reasons = [r for m in marks for r in m.reasons]
+    if rates.failed_s > 0 or rates.dead_s > 0:
+        reasons.append("agents failing")
+    levels = {m.level for m in marks}
+    level = "bad" if "bad" in levels else "warn" if "warn" in levels or reasons else "ok"
+    return Health(level, reasons)
+
+
+def sparkline(values: list[float], width: int = 120, height: int = 24) -> str:
+    """SVG polyline points for ``values`` scaled into a width x height box (y grows down)."""
+    if not values:
+        return ""
+    top = max(values) or 1.0
+    step = width / max(len(values) - 1, 1)
+    return " ".join(
+        f"{i * step:.1f},{height - (v / top) * (height - 2) - 1:.1f}" for i, v in enumerate(values)
+    )

@@ -1,0 +1,100 @@
+"""What the pages show: a sample plus its history, turned into rows for the templates."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from console import metrics
+from console.history import History
+from console.metrics import Health, Point
+from console.sample import GroupInfo, Sample, StreamInfo, WorkerInfo
+
+# Rates are averaged over this window so the numbers do not flicker with every tick.
+RATE_WINDOW_MS = 5_000
+
+
+@dataclass(frozen=True, slots=True)
+class Spark:
+    label: str
+    points: str  # SVG polyline points
+    last: float
+    peak: float
+
+
+@dataclass(frozen=True, slots=True)
+class GroupRow:
+    info: GroupInfo
+    rates: metrics.GroupRates
+    health: Health
+    lag_spark: Spark
+
+
+@dataclass(frozen=True, slots=True)
+class StreamRow:
+    info: StreamInfo
+    rates: metrics.StreamRates
+    health: Health
+    sparks: list[Spark]
+    hour_sparks: list[Spark]
+    groups: list[GroupRow]
+
+
+@dataclass(frozen=True, slots=True)
+class Overview:
+    at_ms: int
+    streams: list[StreamRow]
+    workers: list[WorkerInfo]
+
+    def stream(self, name: str) -> StreamRow | None:
+        return next((s for s in self.streams if s.info.name == name), None)
+
+
+def baseline(points: list[Point], now_ms: int) -> Point | None:
+    """The newest point at least RATE_WINDOW_MS old, else the oldest one there is."""
+    for point in reversed(points):
+        if now_ms - point["t"] >= RATE_WINDOW_MS:
+            return point
+    return points[0] if points and points[0]["t"] < now_ms else None
+
+
+def _spark(label: str, values: list[float]) -> Spark:
+    return Spark(
+        label, metrics.sparkline(values), values[-1] if values else 0.0, max(values, default=0.0)
+    )
+
+
+def _sparks(points: list[Point], stream: str) -> list[Spark]:
+    return [
+        _spark("processed/s", metrics.series(points, stream, "p")),
+        _spark("added/s", metrics.series(points, stream, "a")),
+        _spark("failed/s", metrics.series(points, stream, "f")),
+    ]
+
+
+def build(sample: Sample, history: History, claim_idle_ms: int) -> Overview:
+    now = metrics.to_point(sample)
+    old = baseline(history.recent, sample.at_ms)
+    recent = [*[p for p in history.recent if p["t"] < sample.at_ms], now]
+    rows = []
+    for stream in sample.streams:
+        rates = metrics.stream_rates(old, now, stream.name)
+        groups = [
+            GroupRow(
+                info=g,
+                rates=metrics.group_rates(old, now, g),
+                health=metrics.group_health(g, claim_idle_ms),
+                lag_spark=_spark("lag", metrics.group_series(recent, stream.name, g.name, 0)),
+            )
+            for g in stream.groups
+        ]
+        rows.append(
+            StreamRow(
+                info=stream,
+                rates=rates,
+                health=metrics.stream_health(stream, rates, claim_idle_ms),
+                sparks=_sparks(recent, stream.name),
+                hour_sparks=_sparks(history.hour, stream.name),
+                groups=groups,
+            )
+        )
+    return Overview(sample.at_ms, rows, sample.workers)

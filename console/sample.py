@@ -1,0 +1,248 @@
+"""One reading of every stream, group, consumer and worker, from Redis summaries only.
+
+A sample costs the same with 100 entries or 1,000,000: XINFO STREAM/GROUPS/CONSUMERS, the
+XPENDING summary and the engine's counters, in three pipelined round trips, O(streams + groups
++ workers). Nothing here reads a stream, a pending entries list or a dead-letter stream.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import redis
+
+from workers import stats
+from workers.keys import Keys, dead_stream, is_dead_stream
+
+# A worker whose heartbeat is older than this is left out of the index query; its hash
+# expires on its own (3 heartbeats), this only bounds the index read.
+WORKER_WINDOW_MS = 60_000
+MAX_WORKERS = 500
+MAX_STREAMS = 200
+
+
+@dataclass(frozen=True, slots=True)
+class ConsumerInfo:
+    name: str
+    pending: int
+    idle_ms: int
+    # Time since the consumer's last successful read (Redis >= 7.2), else None.
+    inactive_ms: int | None
+    # True when a runworker heartbeat exists for this consumer name.
+    live: bool
+
+
+@dataclass(frozen=True, slots=True)
+class GroupInfo:
+    stream: str
+    name: str
+    consumers: list[ConsumerInfo]
+    pending: int
+    # Undelivered entries; None when Redis cannot tell (deletes in the unread range, Redis < 7).
+    lag: int | None
+    entries_read: int | None
+    last_delivered_id: str
+    oldest_pending_id: str | None
+    oldest_pending_idle_ms: int | None
+
+    @property
+    def live_consumers(self) -> int:
+        return sum(1 for c in self.consumers if c.live)
+
+
+@dataclass(frozen=True, slots=True)
+class StreamInfo:
+    name: str
+    exists: bool
+    length: int
+    # Every entry ever added (Redis >= 7), so deletes and trims do not hide arrivals.
+    entries_added: int | None
+    last_id: str
+    dead_letters: int
+    counters: dict[str, int]
+    groups: list[GroupInfo] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class WorkerInfo:
+    consumer: str
+    host: str
+    pid: int
+    stream: str
+    group: str
+    concurrency: int
+    processed: int
+    inflight: int
+    current: str
+    state: str
+    started_ms: int
+    last_seen_ms: int
+
+
+@dataclass(frozen=True, slots=True)
+class Sample:
+    at_ms: int
+    streams: list[StreamInfo]
+    workers: list[WorkerInfo]
+
+    def stream(self, name: str) -> StreamInfo | None:
+        return next((s for s in self.streams if s.name == name), None)
+
+    def group(self, stream: str, name: str) -> GroupInfo | None:
+        info = self.stream(stream)
+        return next((g for g in info.groups if g.name == name), None) if info else None
+
+
+def _int(value: Any, default: int | None = None) -> int | None:
+    try:
+        return default if value is None else int(value)
+    except (TypeError, ValueError):
+        return default
+
+
+def collect(client: redis.Redis, keys: Keys, extra_streams: tuple[str, ...] = ()) -> Sample:
+    """Read one sample: three round trips, whatever the size of the streams."""
+    now_ms, names, worker_names = _index(client, keys, extra_streams)
+    stream_replies, heartbeats = _streams_and_workers(client, keys, names, worker_names)
+    workers = _workers(heartbeats, worker_names)
+    live = {w.consumer for w in workers}
+    groups = _groups(client, names, stream_replies, live)
+    streams = [
+        _stream_info(name, reply, groups.get(name, []))
+        for name, reply in zip(names, stream_replies, strict=True)
+    ]
+    return Sample(now_ms, streams, workers)
+
+
+def _index(
+    client: redis.Redis, keys: Keys, extra: tuple[str, ...]
+) -> tuple[int, list[str], dict[str, int]]:
+    with client.pipeline(transaction=False) as pipe:
+        pipe.time()
+        pipe.smembers(keys.streams_index)
+        pipe.zrevrange(keys.workers_index, 0, MAX_WORKERS - 1, withscores=True)
+        seconds_micros, members, recent = pipe.execute()
+    now_ms = int(seconds_micros[0]) * 1000 + int(seconds_micros[1]) // 1000
+    names = sorted({str(m) for m in members} | set(extra))
+    names = [n for n in names if not is_dead_stream(n)][:MAX_STREAMS]
+    workers = {
+        str(name): int(score) for name, score in recent if now_ms - score <= WORKER_WINDOW_MS
+    }
+    return now_ms, names, workers
+
+
+def _streams_and_workers(
+    client: redis.Redis, keys: Keys, names: list[str], workers: dict[str, int]
+) -> tuple[list[tuple[Any, Any, Any, Any]], list[dict[str, str]]]:
+    with client.pipeline(transaction=False) as pipe:
+        for name in names:
+            pipe.xinfo_stream(name)
+            pipe.xinfo_groups(name)
+            pipe.xlen(dead_stream(name))
+            pipe.hgetall(keys.stats(name))
+        for consumer in workers:
+            pipe.hgetall(keys.worker(consumer))
+        replies = pipe.execute(raise_on_error=False)
+    split = 4 * len(names)
+    per_stream = [
+        (replies[i], replies[i + 1], replies[i + 2], replies[i + 3]) for i in range(0, split, 4)
+    ]
+    heartbeats = [r if isinstance(r, dict) else {} for r in replies[split:]]
+    return per_stream, heartbeats
+
+
+def _workers(heartbeats: list[dict[str, str]], seen_ms: dict[str, int]) -> list[WorkerInfo]:
+    out = []
+    for (name, last_seen_ms), beat in zip(seen_ms.items(), heartbeats, strict=True):
+        if not beat:  # expired: the process is gone
+            continue
+        out.append(
+            WorkerInfo(
+                consumer=beat.get("consumer", name),
+                host=beat.get("host", ""),
+                pid=_int(beat.get("pid"), 0) or 0,
+                stream=beat.get("stream", ""),
+                group=beat.get("group", ""),
+                concurrency=_int(beat.get("concurrency"), 0) or 0,
+                processed=_int(beat.get("processed"), 0) or 0,
+                inflight=_int(beat.get("inflight"), 0) or 0,
+                current=beat.get("current", ""),
+                state=beat.get("state", ""),
+                started_ms=_int(beat.get("started_ms"), 0) or 0,
+                last_seen_ms=last_seen_ms,
+            )
+        )
+    return out
+
+
+def _groups(
+    client: redis.Redis,
+    names: list[str],
+    stream_replies: list[tuple[Any, Any, Any, Any]],
+    live: set[str],
+) -> dict[str, list[GroupInfo]]:
+    """XINFO CONSUMERS and the oldest pending entry of every group, in one round trip."""
+    found: list[tuple[str, dict[str, Any]]] = []
+    for name, (info, groups, _, _) in zip(names, stream_replies, strict=True):
+        if isinstance(info, dict) and isinstance(groups, list):
+            found += [(name, g) for g in groups]
+    if not found:
+        return {}
+    with client.pipeline(transaction=False) as pipe:
+        for stream, group in found:
+            pipe.xinfo_consumers(stream, group["name"])
+            pipe.xpending_range(stream, group["name"], min="-", max="+", count=1)
+        replies = pipe.execute(raise_on_error=False)
+    out: dict[str, list[GroupInfo]] = {}
+    for i, (stream, group) in enumerate(found):
+        consumers, oldest = replies[2 * i], replies[2 * i + 1]
+        out.setdefault(stream, []).append(_group_info(stream, group, consumers, oldest, live))
+    return out
+
+
+def _group_info(
+    stream: str, group: dict[str, Any], consumers: Any, oldest: Any, live: set[str]
+) -> GroupInfo:
+    rows = consumers if isinstance(consumers, list) else []
+    first = oldest[0] if isinstance(oldest, list) and oldest else None
+    return GroupInfo(
+        stream=stream,
+        name=str(group["name"]),
+        consumers=[
+            ConsumerInfo(
+                name=str(c["name"]),
+                pending=int(c["pending"]),
+                idle_ms=int(c["idle"]),
+                inactive_ms=_int(c.get("inactive")),
+                live=str(c["name"]) in live,
+            )
+            for c in rows
+        ],
+        pending=int(group["pending"]),
+        lag=_int(group.get("lag")),
+        entries_read=_int(group.get("entries-read")),
+        last_delivered_id=str(group.get("last-delivered-id", "")),
+        oldest_pending_id=str(first["message_id"]) if first else None,
+        oldest_pending_idle_ms=int(first["time_since_delivered"]) if first else None,
+    )
+
+
+def _stream_info(
+    name: str, reply: tuple[Any, Any, Any, Any], groups: list[GroupInfo]
+) -> StreamInfo:
+    info, _, dead, counters = reply
+    exists = isinstance(info, dict)
+    data = info if isinstance(info, dict) else {}
+    return StreamInfo(
+        name=name,
+        exists=exists,
+        length=int(data.get("length", 0)),
+        entries_added=_int(data.get("entries-added")),
+        last_id=str(data.get("last-generated-id", "")),
+        dead_letters=int(dead) if isinstance(dead, int) else 0,
+        counters={c: int((counters or {}).get(c, 0)) for c in stats.COUNTERS}
+        if isinstance(counters, dict)
+        else dict.fromkeys(stats.COUNTERS, 0),
+        groups=sorted(groups, key=lambda g: g.name),
+    )

@@ -1,0 +1,130 @@
+"""The console's one sampler: reads a sample a second and broadcasts rendered fragments.
+
+Each console process runs at most one sampler, started by the first websocket. Only the
+process that holds the history writer key records history and broadcasts, so N consoles
+(or N daphne processes) still push one tick a second, not N.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import uuid
+from collections import deque
+from dataclasses import dataclass
+
+import redis
+from channels.layers import get_channel_layer
+from django.template.loader import render_to_string
+
+from console import metrics, overview, realtime
+from console.history import POINTS_1M, POINTS_1S, History, HistoryStore
+from console.metrics import Point
+from console.sample import collect
+from workers.keys import Keys
+
+log = logging.getLogger("streamdesk.console")
+
+TICK_S = 1.0
+
+
+@dataclass(frozen=True, slots=True)
+class Tick:
+    at_ms: int
+    fragments: dict[str, str]
+
+
+def render_fragments(view: overview.Overview) -> dict[str, str]:
+    """Every live part of every page, rendered once for all browsers."""
+    fragments: dict[str, str] = {
+        realtime.overview_key(): render_to_string("console/_overview.html", {"overview": view}),
+        realtime.workers_key(): render_to_string(
+            "console/_workers.html", {"workers": view.workers, "at_ms": view.at_ms}
+        ),
+    }
+    for row in view.streams:
+        fragments[realtime.stream_key(row.info.name)] = render_to_string(
+            "console/_stream_summary.html", {"row": row}
+        )
+        for group in row.groups:
+            fragments[realtime.group_key(row.info.name, group.info.name)] = render_to_string(
+                "console/_group_summary.html", {"row": row, "group": group}
+            )
+    return fragments
+
+
+class Sampler:
+    def __init__(self, client: redis.Redis, keys: Keys, claim_idle_ms: int) -> None:
+        self.client = client
+        self.keys = keys
+        self.claim_idle_ms = claim_idle_ms
+        self.history = HistoryStore(client, keys)
+        self.writer = f"console-{uuid.uuid4().hex[:12]}"
+        self.recent: deque[Point] = deque(maxlen=POINTS_1S)
+        self.hour: deque[Point] = deque(maxlen=POINTS_1M)
+        self._seeded = False
+
+    def tick(self) -> Tick | None:
+        """One sample; rendered fragments if this console is the one that broadcasts."""
+        if not self._seeded:
+            seed = self.history.read()
+            self.recent.extend(seed.recent)
+            self.hour.extend(seed.hour)
+            self._seeded = True
+        sample = collect(self.client, self.keys)
+        point = metrics.to_point(sample)
+        if not self.history.record(point, self.writer):
+            self._seeded = False  # another console writes: re-read its history if we take over
+            self.recent.clear()
+            self.hour.clear()
+            return None
+        history = History(list(self.recent), list(self.hour))
+        view = overview.build(sample, history, self.claim_idle_ms)
+        self.recent.append(point)
+        if not self.hour or self.hour[-1]["t"] // 60_000 < point["t"] // 60_000:
+            self.hour.append(point)
+        return Tick(sample.at_ms, render_fragments(view))
+
+    async def run(self) -> None:
+        layer = get_channel_layer()
+        assert layer is not None, "CHANNEL_LAYERS is not configured"
+        while True:
+            started = asyncio.get_running_loop().time()
+            try:
+                tick = await asyncio.to_thread(self.tick)
+                if tick is not None:
+                    message: realtime.TickMessage = {
+                        "type": "dashboard.tick",
+                        "at_ms": tick.at_ms,
+                        "fragments": tick.fragments,
+                    }
+                    await layer.group_send(realtime.DASHBOARD_GROUP, dict(message))
+            except Exception as exc:  # a Redis outage must not end the sampler
+                log.warning("console sampler tick failed: %s", exc)
+            elapsed = asyncio.get_running_loop().time() - started
+            await asyncio.sleep(max(TICK_S - elapsed, 0.05))
+
+
+_task: asyncio.Task[None] | None = None
+
+
+def ensure_running() -> None:
+    """Start this process's sampler on the running loop, once."""
+    global _task
+    loop = asyncio.get_running_loop()
+    if _task is not None and not _task.done() and _task.get_loop() is loop:
+        return
+    from console.runtime import make_sampler
+
+    _task = loop.create_task(make_sampler().run(), name="console-sampler")
+
+
+async def stop() -> None:
+    """Cancel the sampler (tests; a daphne process simply exits)."""
+    global _task
+    task, _task = _task, None
+    if task is not None and task.get_loop() is asyncio.get_running_loop():
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task

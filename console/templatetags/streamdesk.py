@@ -1,0 +1,83 @@
+"""Numbers with their units: durations, rates, ratios and times, as the console shows them."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from django import template
+
+register = template.Library()
+
+NONE = "—"
+
+
+@register.filter
+def duration_ms(value: float | int | None) -> str:
+    if value is None:
+        return NONE
+    ms = float(value)
+    if ms < 1_000:
+        return f"{ms:.0f} ms"
+    s = ms / 1000
+    if s < 60:
+        return f"{s:.1f} s"
+    if s < 3600:
+        return f"{int(s // 60)} min {int(s % 60)} s"
+    if s < 86400:
+        return f"{int(s // 3600)} h {int(s % 3600 // 60)} min"
+    return f"{int(s // 86400)} d {int(s % 86400 // 3600)} h"
+
+
+@register.filter
+def duration_s(value: float | int | None) -> str:
+    return NONE if value is None else duration_ms(float(value) * 1000)
+
+
+@register.filter
+def since(start_ms: int | None, now_ms: int) -> str:
+    if not start_ms:
+        return NONE
+    return duration_ms(max(now_ms - start_ms, 0))
+
+
+@register.filter
+def rate(value: float | None) -> str:
+    if value is None:
+        return NONE
+    if value >= 100:
+        return f"{value:,.0f}/s"
+    return f"{value:.1f}/s" if value >= 1 or value == 0 else f"{value:.2f}/s"
+
+
+@register.filter
+def ratio(value: float | None) -> str:
+    return NONE if value is None else f"{value * 100:.0f}%"
+
+
+@register.filter
+def num(value: int | float | None) -> str:
+    if value is None:
+        return NONE
+    return f"{value:,}" if isinstance(value, int) else f"{value:,.1f}"
+
+
+@register.filter
+def ms_time(value: int | None) -> str:
+    """A stream id's or a sample's millisecond clock as UTC time."""
+    if not value:
+        return NONE
+    moment = datetime.fromtimestamp(value / 1000, tz=UTC)
+    return moment.strftime("%Y-%m-%d %H:%M:%S.") + f"{moment.microsecond // 1000:03d} UTC"
+
+
+@register.filter
+def words(value: str) -> str:
+    """``dead_lettered`` -> ``dead lettered``."""
+    return value.replace("_", " ")
+
+
+@register.filter
+def last_line(value: str) -> str:
+    """The exception line of a traceback: what an operator reads first."""
+    lines = [line for line in value.strip().splitlines() if line.strip()]
+    return lines[-1].strip() if lines else ""

@@ -1,0 +1,46 @@
+"""Overview and workers: the pages that are one sample plus its history."""
+
+from __future__ import annotations
+
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+
+from console import overview, realtime
+from console.history import HistoryStore
+from console.runtime import keys
+from console.sample import collect
+from console.views.access import staff_required
+from workers.runtime import engine_config, redis_client
+
+
+def current_overview() -> overview.Overview:
+    """One fresh sample with the shared history: three round trips and two LRANGEs."""
+    client = redis_client()
+    sample = collect(client, keys())
+    history = HistoryStore(client, keys()).read()
+    return overview.build(sample, history, engine_config().claim_idle_ms)
+
+
+@staff_required
+def overview_page(request: HttpRequest) -> HttpResponse:
+    view = current_overview()
+    return render(
+        request,
+        "console/overview.html",
+        {"overview": view, "live": [realtime.overview_key()], "page": "overview"},
+    )
+
+
+@staff_required
+def workers_page(request: HttpRequest) -> HttpResponse:
+    view = current_overview()
+    return render(
+        request,
+        "console/workers.html",
+        {
+            "workers": view.workers,
+            "at_ms": view.at_ms,
+            "live": [realtime.workers_key()],
+            "page": "workers",
+        },
+    )

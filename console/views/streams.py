@@ -1,0 +1,92 @@
+"""A stream, one of its groups, and its dead letters: bounded pages, newest or oldest first."""
+
+from __future__ import annotations
+
+from urllib.parse import urlencode
+
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import render
+
+from console import browse, realtime
+from console.forms import BrowseForm, PendingForm
+from console.overview import GroupRow, StreamRow
+from console.views.access import HtmxHttpRequest, staff_required
+from console.views.dashboard import current_overview
+from workers.runtime import redis_client
+
+
+def _stream_row(stream: str) -> tuple[StreamRow, int]:
+    view = current_overview()
+    row = view.stream(stream)
+    if row is None or not row.info.exists:
+        raise Http404(f"No stream named {stream!r}. Streams appear once something publishes.")
+    return row, view.at_ms
+
+
+def _bad_request(request: HttpRequest, form: BrowseForm | PendingForm) -> HttpResponse:
+    return render(request, "console/bad_request.html", {"form": form}, status=400)
+
+
+@staff_required
+def stream_page(request: HtmxHttpRequest, stream: str) -> HttpResponse:
+    form = BrowseForm(request.GET)
+    if not form.is_valid():
+        return _bad_request(request, form)
+    row, at_ms = _stream_row(stream)
+    page = browse.entries_page(redis_client(), stream, before=form.cursor())
+    context = {
+        "row": row,
+        "at_ms": at_ms,
+        "page": page,
+        "form": form,
+        "live": [realtime.stream_key(stream)],
+    }
+    template = "console/_entries.html" if request.htmx else "console/stream.html"
+    return render(request, template, context)
+
+
+def _group_row(row: StreamRow, group: str) -> GroupRow:
+    found = next((g for g in row.groups if g.info.name == group), None)
+    if found is None:
+        raise Http404(f"Stream {row.info.name!r} has no consumer group named {group!r}.")
+    return found
+
+
+def _filter_query(form: PendingForm) -> str:
+    """The filters as a query string, for the pager links (the cursor is added there)."""
+    keep = {k: form.cleaned_data.get(k) for k in ("consumer", "min_idle_s", "min_deliveries")}
+    return urlencode({k: v for k, v in keep.items() if v not in (None, "")})
+
+
+@staff_required
+def group_page(request: HtmxHttpRequest, stream: str, group: str) -> HttpResponse:
+    form = PendingForm(request.GET)
+    if not form.is_valid():
+        return _bad_request(request, form)
+    row, at_ms = _stream_row(stream)
+    group_row = _group_row(row, group)
+    page = browse.pending_page(
+        redis_client(), stream, group, after=form.cursor(), f=form.pending_filter()
+    )
+    context = {
+        "row": row,
+        "group": group_row,
+        "at_ms": at_ms,
+        "page": page,
+        "form": form,
+        "live": [realtime.group_key(stream, group)],
+        "filter_query": _filter_query(form),
+    }
+    template = "console/_pending.html" if request.htmx else "console/group.html"
+    return render(request, template, context)
+
+
+@staff_required
+def dead_letters_page(request: HtmxHttpRequest, stream: str) -> HttpResponse:
+    form = BrowseForm(request.GET)
+    if not form.is_valid():
+        return _bad_request(request, form)
+    page = browse.dead_page(redis_client(), stream, before=form.cursor())
+    context = {"stream": stream, "page": page, "form": form, "live": []}
+    template = "console/_dead_letters.html" if request.htmx else "console/dead_letters.html"
+    return render(request, template, context)

@@ -1,0 +1,70 @@
+// Live regions: every [data-live] element is re-rendered by the server once a second and
+// pushed over one websocket; htmx swaps the HTML in. No polling.
+(function () {
+  "use strict";
+  const status = document.getElementById("live-status");
+  const regions = () => Array.from(document.querySelectorAll("[data-live]"));
+  const STALE_MS = 3000;
+  let lastTick = 0;
+  let retries = 0;
+
+  function show(state, text) {
+    if (!status) return;
+    status.dataset.state = state;
+    status.textContent = text;
+  }
+
+  function apply(payload) {
+    for (const [name, html] of Object.entries(payload.fragments)) {
+      for (const el of document.querySelectorAll(`[data-live="${CSS.escape(name)}"]`)) {
+        htmx.swap(el, html, { swapStyle: "innerHTML" });
+      }
+    }
+    lastTick = Date.now();
+    show("live", "live · " + new Date(payload.at_ms).toLocaleTimeString());
+  }
+
+  function connect() {
+    const names = regions().map((el) => el.dataset.live);
+    if (!names.length) return;
+    const scheme = location.protocol === "https:" ? "wss" : "ws";
+    const socket = new WebSocket(`${scheme}://${location.host}/ws/dashboard/`);
+    socket.addEventListener("open", () => {
+      retries = 0;
+      socket.send(JSON.stringify({ subscribe: names }));
+      show("connecting", "connected, waiting for data");
+    });
+    socket.addEventListener("message", (event) => apply(JSON.parse(event.data)));
+    socket.addEventListener("close", () => {
+      retries += 1;
+      const delay = Math.min(1000 * 2 ** retries, 15000);
+      show("down", `disconnected, retrying in ${Math.round(delay / 1000)} s`);
+      setTimeout(connect, delay);
+    });
+  }
+
+  setInterval(() => {
+    if (lastTick && Date.now() - lastTick > STALE_MS && status && status.dataset.state === "live") {
+      show("stale", `no update for ${Math.round((Date.now() - lastTick) / 1000)} s`);
+    }
+  }, 1000);
+
+  // 5 min / 1 h sparkline range: a class on <body>, so swapped fragments keep the choice.
+  document.addEventListener("click", (event) => {
+    const button = event.target.closest("[data-range]");
+    if (!button) return;
+    const range = button.dataset.range;
+    document.body.classList.toggle("range-1h", range === "1h");
+    for (const b of document.querySelectorAll("[data-range]")) {
+      b.setAttribute("aria-pressed", String(b.dataset.range === range));
+    }
+    try { localStorage.setItem("streamdesk-range", range); } catch (e) { /* private mode */ }
+  });
+  try {
+    if (localStorage.getItem("streamdesk-range") === "1h") {
+      document.querySelector('[data-range="1h"]')?.click();
+    }
+  } catch (e) { /* private mode */ }
+
+  connect();
+})();

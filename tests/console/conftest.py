@@ -1,0 +1,51 @@
+"""Console fixtures: signed-in clients and a stream with real traffic through a real worker."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import redis
+from django.contrib.auth.models import User
+from django.test import Client
+
+from tests.integration.helpers import run_burst
+from workers import publish
+from workers.config import EngineConfig
+from workers.registry import default_registry
+
+STREAM = "streamdesk:events"
+
+
+@pytest.fixture
+def staff(db: Any) -> User:
+    return User.objects.create_user("operator", password="pw-operator", is_staff=True)
+
+
+@pytest.fixture
+def staff_client(staff: User) -> Client:
+    client = Client()
+    client.force_login(staff)
+    return client
+
+
+@pytest.fixture
+def plain_client(db: Any) -> Client:
+    """Signed in, but not staff."""
+    client = Client()
+    client.force_login(User.objects.create_user("visitor", password="pw-visitor"))
+    return client
+
+
+def process(redis_url: str, config: EngineConfig) -> None:
+    """Run one burst worker with the demo agents over everything published so far."""
+    run_burst(redis_url, config, default_registry)
+
+
+@pytest.fixture
+def traffic(r: redis.Redis, redis_url: str, config: EngineConfig) -> list[str]:
+    """Three processed events and one dead letter on the default stream."""
+    ids = [publish("demo.echo", {"n": n}, subject=f"order/{n}") for n in range(3)]
+    ids.append(publish("demo.fail", {"message": "boom"}, subject="order/bad"))
+    process(redis_url, config)
+    return ids

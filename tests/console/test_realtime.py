@@ -1,0 +1,93 @@
+"""The push: one sampler, a tick a second, and published events move the numbers."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import re
+from typing import Any
+
+import pytest
+import redis
+from channels.testing import WebsocketCommunicator
+from django.test import Client
+
+from console import sampler
+from console.asgi import application
+from tests.console.conftest import STREAM, process
+from tests.console.test_access import ORIGIN, cookie_header
+from workers import publish
+from workers.config import EngineConfig
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
+
+PROCESSED = re.compile(r'data-metric="processed">([\d,]+)<')
+
+
+async def open_socket(client: Client, names: list[str]) -> WebsocketCommunicator:
+    communicator = WebsocketCommunicator(
+        application, "/ws/dashboard/", headers=[ORIGIN, cookie_header(client)]
+    )
+    connected, _ = await communicator.connect()
+    assert connected
+    await communicator.send_to(text_data=json.dumps({"subscribe": names}))
+    return communicator
+
+
+async def next_tick(communicator: WebsocketCommunicator) -> dict[str, Any]:
+    return json.loads(await communicator.receive_from(timeout=5))  # type: ignore[no-any-return]
+
+
+async def processed_in(communicator: WebsocketCommunicator) -> int | None:
+    tick = await next_tick(communicator)
+    found = PROCESSED.search(tick["fragments"].get("overview", ""))
+    return int(found.group(1).replace(",", "")) if found else None
+
+
+async def test_published_events_move_the_next_push(
+    r: redis.Redis, redis_url: str, config: EngineConfig, staff_client: Client
+) -> None:
+    publish("demo.echo", {"n": 0})
+    await asyncio.to_thread(process, redis_url, config)
+    communicator = await open_socket(staff_client, ["overview"])
+    try:
+        assert await processed_in(communicator) == 1
+        for n in range(1, 6):
+            publish("demo.echo", {"n": n})
+        await asyncio.to_thread(process, redis_url, config)
+        assert await processed_in(communicator) == 6
+    finally:
+        await communicator.disconnect()
+        await sampler.stop()
+
+
+async def test_a_page_gets_only_its_fragments(
+    r: redis.Redis, redis_url: str, config: EngineConfig, staff_client: Client
+) -> None:
+    publish("demo.echo", {"n": 0})
+    await asyncio.to_thread(process, redis_url, config)
+    communicator = await open_socket(staff_client, [f"group:{STREAM}:agents"])
+    try:
+        tick = await next_tick(communicator)
+        assert list(tick["fragments"]) == [f"group:{STREAM}:agents"]
+        assert "Consumers" in tick["fragments"][f"group:{STREAM}:agents"]
+    finally:
+        await communicator.disconnect()
+        await sampler.stop()
+
+
+async def test_two_sockets_share_one_sampler(r: redis.Redis, staff_client: Client) -> None:
+    first = await open_socket(staff_client, ["overview"])
+    second = await open_socket(staff_client, ["overview"])
+    try:
+        a = [(await next_tick(first))["at_ms"] for _ in range(3)]
+        b = [(await next_tick(second))["at_ms"] for _ in range(3)]
+        assert set(a) & set(b)  # the same ticks reach both sockets
+        # One sampler: ticks a second apart, never two per second.
+        assert all(later - earlier >= 500 for earlier, later in itertools.pairwise(a))
+        assert r.llen("streamdesk:console:history:1s") >= 3
+    finally:
+        await first.disconnect()
+        await second.disconnect()
+        await sampler.stop()

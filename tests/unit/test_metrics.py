@@ -1,0 +1,118 @@
+"""Rates, drain estimates, health marks and sparklines from samples: no server needed."""
+
+from __future__ import annotations
+
+from console import metrics
+from console.sample import ConsumerInfo, GroupInfo, Sample, StreamInfo
+
+COUNTERS = {
+    "processed": 0,
+    "failed": 0,
+    "dead_lettered": 0,
+    "idempotency_hits": 0,
+    "busy": 0,
+    "fenced": 0,
+    "deleted": 0,
+    "reclaimed": 0,
+}
+
+
+def group(
+    lag: int | None = 0,
+    pending: int = 0,
+    read: int | None = 0,
+    idle_ms: int | None = None,
+    live: bool = True,
+) -> GroupInfo:
+    consumers = [ConsumerInfo("w1", pending, 10, None, live)]
+    return GroupInfo(
+        "s",
+        "g",
+        consumers,
+        pending,
+        lag,
+        read,
+        "0-0",
+        "1-0" if idle_ms is not None else None,
+        idle_ms,
+    )
+
+
+def sample(at_ms: int, g: GroupInfo, added: int | None = 0, **counts: int) -> Sample:
+    stream = StreamInfo("s", True, 10, added, "1-0", 0, {**COUNTERS, **counts}, [g])
+    return Sample(at_ms, [stream], [])
+
+
+def test_stream_rates_per_second() -> None:
+    old = metrics.to_point(sample(0, group(), added=0, processed=0, idempotency_hits=0))
+    new = metrics.to_point(sample(2000, group(), added=40, processed=30, idempotency_hits=10))
+    rates = metrics.stream_rates(old, new, "s")
+    assert (rates.added_s, rates.processed_s, rates.hits_s) == (20.0, 15.0, 5.0)
+    assert rates.hit_ratio == 0.25
+
+
+def test_stream_rates_counter_reset_is_not_negative() -> None:
+    old = metrics.to_point(sample(0, group(), processed=500))
+    new = metrics.to_point(sample(1000, group(), processed=3))
+    assert metrics.stream_rates(old, new, "s").processed_s == 0.0
+
+
+def test_stream_rates_idle_hit_ratio_is_unknown() -> None:
+    point = metrics.to_point(sample(0, group()))
+    later = metrics.to_point(sample(1000, group()))
+    assert metrics.stream_rates(point, later, "s").hit_ratio is None
+
+
+def test_stream_rates_without_entries_added_is_unknown() -> None:
+    old = metrics.to_point(sample(0, group(), added=None))
+    new = metrics.to_point(sample(1000, group(), added=None))
+    assert metrics.stream_rates(old, new, "s").added_s is None
+
+
+def test_group_rates_ack_and_drain() -> None:
+    old = metrics.to_point(sample(0, group(lag=100, pending=10, read=0)))
+    now = group(lag=80, pending=10, read=20)
+    rates = metrics.group_rates(old, metrics.to_point(sample(1000, now)), now)
+    assert rates.ack_s == 20.0
+    assert rates.drain_s == 4.5  # (80 + 10) / 20
+
+
+def test_group_rates_stalled_drain_is_unknown() -> None:
+    old = metrics.to_point(sample(0, group(lag=5, pending=3, read=10)))
+    now = group(lag=5, pending=3, read=10)
+    assert metrics.group_rates(old, metrics.to_point(sample(1000, now)), now).drain_s is None
+
+
+def test_group_rates_empty_backlog_drains_now() -> None:
+    old = metrics.to_point(sample(0, group(read=10)))
+    now = group(read=10)
+    assert metrics.group_rates(old, metrics.to_point(sample(1000, now)), now).drain_s == 0.0
+
+
+def test_group_health_stuck_pending_is_bad() -> None:
+    health = metrics.group_health(group(pending=1, idle_ms=90_000), claim_idle_ms=60_000)
+    assert health.level == "bad"
+    assert "claim idle" in health.reasons[0]
+
+
+def test_group_health_no_live_consumer_with_work_is_bad() -> None:
+    assert metrics.group_health(group(lag=3, live=False), 60_000).level == "bad"
+
+
+def test_group_health_unknown_lag_warns() -> None:
+    health = metrics.group_health(group(lag=None), 60_000)
+    assert health.level == "warn" and "lag unknown" in health.reasons[0]
+
+
+def test_group_health_ok() -> None:
+    assert metrics.group_health(group(), 60_000) == metrics.Health("ok", [])
+
+
+def test_series_rates_between_points() -> None:
+    points = [metrics.to_point(sample(t * 1000, group(), processed=t * t)) for t in range(4)]
+    assert metrics.series(points, "s", "p") == [1.0, 3.0, 5.0]
+
+
+def test_sparkline_scales_into_the_box() -> None:
+    assert metrics.sparkline([0.0, 10.0], width=100, height=20) == "0.0,19.0 100.0,1.0"
+    assert metrics.sparkline([]) == ""
