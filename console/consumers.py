@@ -9,8 +9,6 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 
 from console import realtime, sampler
 
-# Close codes in the 4000 range are ours; the browser shows why and does not retry a refusal.
-CLOSE_FORBIDDEN = 4403
 MAX_SUBSCRIPTIONS = 100
 
 
@@ -20,7 +18,8 @@ class DashboardConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]
     async def connect(self) -> None:
         user = self.scope.get("user")
         if user is None or not user.is_authenticated or not user.is_staff:
-            await self.close(code=CLOSE_FORBIDDEN)
+            # Closing before accept refuses the handshake (HTTP 403): nothing is ever sent.
+            await self.close()
             return
         await self.channel_layer.group_add(realtime.DASHBOARD_GROUP, self.channel_name)
         await self.accept()

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime
+from typing import Any
 
 from django import template
 
@@ -81,3 +83,14 @@ def last_line(value: str) -> str:
     """The exception line of a traceback: what an operator reads first."""
     lines = [line for line in value.strip().splitlines() if line.strip()]
     return lines[-1].strip() if lines else ""
+
+
+@register.filter
+def as_json(value: Any) -> str:
+    """A stored result as the JSON it was, not Python's repr."""
+    return json.dumps(value, indent=2, ensure_ascii=False, default=str)
+
+
+@register.filter
+def multiline(value: str) -> bool:
+    return "\n" in value.strip()

@@ -24,6 +24,15 @@
     show("live", "live · " + new Date(payload.at_ms).toLocaleTimeString());
   }
 
+  async function signedIn() {
+    try {
+      const response = await fetch(location.pathname, { method: "HEAD", redirect: "manual" });
+      return response.type !== "opaqueredirect" && response.status !== 403;
+    } catch (e) {
+      return true; // the server is unreachable, not a sign-out: keep retrying
+    }
+  }
+
   function connect() {
     const names = regions().map((el) => el.dataset.live);
     if (!names.length) return;
@@ -35,7 +44,13 @@
       show("connecting", "connected, waiting for data");
     });
     socket.addEventListener("message", (event) => apply(JSON.parse(event.data)));
-    socket.addEventListener("close", () => {
+    socket.addEventListener("close", async () => {
+      // A refused handshake looks like any other drop (code 1006): ask the server whether
+      // we are still signed in before retrying, so an expired session says so.
+      if (!(await signedIn())) {
+        show("down", "signed out: reload the page to sign in again");
+        return;
+      }
       retries += 1;
       const delay = Math.min(1000 * 2 ** retries, 15000);
       show("down", `disconnected, retrying in ${Math.round(delay / 1000)} s`);

@@ -8,8 +8,9 @@ import pytest
 import redis
 from django.test import Client
 
-from tests.console.conftest import STREAM
+from tests.console.conftest import STREAM, process
 from tests.integration.helpers import xadd
+from workers.config import EngineConfig
 from workers.events import decode_envelope, event_hash
 from workers.keys import dead_stream
 
@@ -256,3 +257,26 @@ def test_static_htmx_is_vendored(staff_client: Client) -> None:
     assert finders.find("vendor/htmx-2.0.4.min.js")
     assert json.dumps  # the console loads no script from a CDN:
     assert "https://" not in text(staff_client.get("/login/"))
+
+
+def test_event_page_result_is_json(
+    r: redis.Redis, staff_client: Client, traffic: list[str]
+) -> None:
+    body = text(staff_client.get(f"/streams/{STREAM}/entries/{traffic[0]}/"))
+    assert "&quot;n&quot;: 0" in body  # JSON, not Python's {'n': 0}
+
+
+def test_event_page_folds_tracebacks(
+    r: redis.Redis, staff_client: Client, traffic: list[str]
+) -> None:
+    body = text(staff_client.get(f"/streams/{STREAM}/entries/{traffic[3]}/"))
+    assert '<details class="detail"><summary>workers.agents.DemoFailure: boom</summary>' in body
+
+
+def test_overview_lists_a_stream_a_worker_reads_before_any_event(
+    r: redis.Redis, redis_url: str, config: EngineConfig, staff_client: Client
+) -> None:
+    process(redis_url, config)  # a worker on an empty stream: no event counted yet
+    body = text(staff_client.get("/"))
+    assert f'href="/streams/{STREAM}/"' in body
+    assert 'data-metric="length">0<' in body
