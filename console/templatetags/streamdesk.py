@@ -94,3 +94,8 @@ def as_json(value: Any) -> str:
 @register.filter
 def multiline(value: str) -> bool:
     return "\n" in value.strip()
+
+
+@register.filter
+def first_line(value: str) -> str:
+    return value.strip().splitlines()[0] if value.strip() else ""

@@ -270,7 +270,7 @@ def test_event_page_folds_tracebacks(
     r: redis.Redis, staff_client: Client, traffic: list[str]
 ) -> None:
     body = text(staff_client.get(f"/streams/{STREAM}/entries/{traffic[3]}/"))
-    assert '<details class="detail"><summary>workers.agents.DemoFailure: boom</summary>' in body
+    assert '<details class="detail"><summary>workers.agents.DemoFailure: boom; retry in' in body
 
 
 def test_overview_lists_a_stream_a_worker_reads_before_any_event(
