@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test test-fast lint typecheck bench clean install
+.PHONY: run test test-fast lint typecheck bench bench-console clean install
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -28,6 +28,9 @@ lint: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) bench/run.py
+
+bench-console: $(STAMP)
+	$(PY) bench/console.py
 
 clean:
 	-$(PY) manage.py valkey stop

@@ -19,6 +19,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench import latency, throughput
+from bench.console_report import carry_over
 from bench.harness import ROOT, open_bench
 from bench.machine import machine
 from bench.report import Params, Results, render, summary
@@ -138,7 +139,10 @@ def main(argv: list[str] | None = None) -> int:
         info = info.finish()
     results = Results(info, params, began, time.time(), rates, pickups, light, memory)
     args.output.parent.mkdir(parents=True, exist_ok=True)
-    args.output.write_text(render(results))
+    report = render(results)
+    if args.output.exists():  # keep the section `make bench-console` wrote (bench/console.py)
+        report = carry_over(args.output.read_text(), report)
+    args.output.write_text(report)
     print(summary(results))
     print(f"wrote {args.output}")
     return 0
