@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 
 from django.core.asgi import get_asgi_application
@@ -34,3 +35,8 @@ application = ProtocolTypeRouter(
         ),
     }
 )
+
+# Start-up objects (Django, templates, URL patterns) never die: keep them out of the
+# collector's full passes, which otherwise add 60-90 ms to an occasional page or tick.
+gc.collect()
+gc.freeze()
