@@ -88,6 +88,7 @@ def run_record(
         entry_id=event.entry_id,
         started_at=started,
         takeover=takeover,
+        deliveries=runnable.delivery.deliveries,
     )
 
 

@@ -1,4 +1,5 @@
-"""What a worker does beside processing: renewing leases and keeping its heartbeat."""
+"""What a worker does beside processing: renewing leases, keeping its heartbeat, writing
+the timeline steps of agents that run long."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from workers import stats
+from workers.steps import START_LINGER_S
 
 if TYPE_CHECKING:
     from workers.engine import Worker
@@ -23,10 +25,14 @@ class Housekeeper:
         self.config = worker.config
 
     def start(self) -> list[asyncio.Task[None]]:
-        return [
+        tasks = [
             asyncio.create_task(self._every(self.config.lease_ms / 3000, self.renew), name="renew"),
             asyncio.create_task(self._every(self.config.heartbeat_s, self.beat), name="heartbeat"),
         ]
+        if self.worker.timeline.on:
+            every = self._every(START_LINGER_S, self.write_started)
+            tasks.append(asyncio.create_task(every, name="timeline"))
+        return tasks
 
     async def _every(self, interval_s: float, step: Any) -> None:
         while True:
@@ -57,6 +63,9 @@ class Housekeeper:
             await self.worker.client.xclaim(
                 self.config.stream, self.config.group, self.config.consumer, 0, ids, justid=True
             )
+
+    async def write_started(self) -> None:
+        self.worker.timeline.flush_started(time.monotonic())
 
     def info(self) -> dict[str, Any]:
         current = next(iter(self.worker.inflight.values()), None)

@@ -27,6 +27,8 @@ class AgentRun(models.Model):
     status = models.CharField(max_length=16, choices=RunStatus.choices, default=RunStatus.RUNNING)
     # The gate's fencing token of the last attempt: how many times an agent started.
     attempts = models.PositiveIntegerField(default=1)
+    # The entry's delivery count when the last attempt started (0: not recorded).
+    deliveries = models.PositiveIntegerField(default=0)
     # The attempt that wrote the row last: "<consumer>/<entry id>#<token>".
     lease = models.CharField(max_length=600, blank=True, default="")
     # Set by an attempt that took over an expired lease: only that lease may commit.
@@ -47,9 +49,10 @@ class AgentRun(models.Model):
 
 
 class TimelineStep(models.Model):
-    """One step in an event's life, across its deliveries (kinds: ``workers/steps.py``).
+    """One stored step in an event's life, across its deliveries (``workers/steps.py``).
 
-    Written by the engine in its grouped transactions; read by ``workers/timeline.py``.
+    Written by the engine in its grouped transactions, off the happy path only (a succeeded
+    attempt's steps are read off its ``AgentRun`` row); read by ``workers/timeline.py``.
     """
 
     event_hash = models.CharField(max_length=64)

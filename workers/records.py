@@ -23,6 +23,8 @@ class Run:
     entry_id: str
     started_at: datetime | None
     takeover: bool = False
+    # The entry's delivery count when this attempt started.
+    deliveries: int = 0
 
 
 @dataclass(frozen=True, slots=True)

@@ -30,7 +30,7 @@ from workers.steps import StepRecord
 TABLE = AgentRun._meta.db_table
 COLUMNS = (
     "event_hash", "event_type", "event_id", "source", "subject", "stream", "entry_id",
-    "status", "attempts", "lease", "fence", "consumer", "created_at", "started_at",
+    "status", "attempts", "deliveries", "lease", "fence", "consumer", "created_at", "started_at",
     "finished_at", "duration_ms", "result", "error",
 )  # fmt: skip
 UPDATED = [c for c in COLUMNS if c not in ("event_hash", "created_at")]
@@ -78,7 +78,7 @@ def _db_json(value: Any) -> Any:
 def _values(run: Run, status: str, fence: str, now: Any, finish: Finish | None) -> list[Any]:
     return [
         run.event_hash, run.event_type, run.event_id, run.source, run.subject, run.stream,
-        run.entry_id, status, run.token, run.lease, fence, run.consumer, now,
+        run.entry_id, status, run.token, run.deliveries, run.lease, fence, run.consumer, now,
         db_time(run.started_at), now if finish else None,
         finish.duration_ms if finish else None,
         _db_json(finish.result if finish else None), finish.error if finish else "",

@@ -36,6 +36,8 @@ class Settled:
     result: Any = None
     error: str = ""
     duration_ms: float = 0.0
+    # Its ran step is not written yet (steps.py): a failure writes it, a commit needs none.
+    start_unwritten: bool = False
     # Its timeline steps are written (a settle retried after a Redis outage skips them).
     recorded: bool = False
 
@@ -55,6 +57,7 @@ class Settler:
         return self.queue.empty() and not self._working
 
     def submit(self, outcome: Settled) -> None:
+        outcome.start_unwritten = self.worker.timeline.take_start(outcome.attempt)
         self.queue.put_nowait(outcome)
 
     async def run(self) -> None:
@@ -95,11 +98,12 @@ class Settler:
             s.recorded = True
         counts: Counter[str] = Counter()
         async with self.worker.client.pipeline(transaction=False) as pipe:
-            await self._queue_successes(pipe, oks, committed, counts)
+            duplicates = await self._queue_successes(pipe, oks, committed, counts)
             for s, decision in zip(fails, decisions, strict=True):
                 await self._queue_failure(pipe, s, decision.verdict, decision.retry_in_ms, counts)
             stats.queue_counts(pipe, self.worker.keys, self.config.stream, counts)
             await pipe.execute()
+        self.worker.timeline.acked_with(duplicates)
         for s in batch:
             self.worker.finished(s.attempt)
 
@@ -112,13 +116,15 @@ class Settler:
         if fails:
             dead = [d.verdict is Verdict.DEAD for d in decisions]
             store.fail([s.finish(d) for s, d in zip(fails, dead, strict=True)])
-        if self.worker.timeline.on:
-            store.record(self.worker.timeline.settled(oks, committed, fails, decisions))
+        steps = self.worker.timeline.settled(oks, committed, fails, decisions)
+        if steps:
+            store.record(steps)
         return committed
 
     async def _queue_successes(
         self, pipe: Pipeline, oks: list[Settled], committed: set[str], counts: Counter[str]
-    ) -> None:
+    ) -> list[tuple[Attempt, Delivery]]:
+        """Returns the duplicates acked with the attempts that committed."""
         done: list[Attempt] = []
         for s in oks:
             if s.attempt.lease in committed:
@@ -128,12 +134,15 @@ class Settler:
                 log.warning("result fenced: lease %s was taken over", s.attempt.lease)
                 counts["fenced"] += 1
         if not done:
-            return
+            return []
         await self.worker.gate.queue_done(pipe, [a.event_hash for a in done])
-        acks = [entry_id for a in done for entry_id in a.entry_ids]
+        # Followers are added while we await: take the list once, for the acks and the steps.
+        duplicates = [(a, d) for a in done for d in a.followers]
+        acks = [a.delivery.entry_id for a in done] + [d.entry_id for _, d in duplicates]
         pipe.xack(self.config.stream, self.config.group, *acks)
         counts["processed"] += len(done)
-        counts["idempotency_hits"] += len(acks) - len(done)
+        counts["idempotency_hits"] += len(duplicates)
+        return duplicates
 
     async def _queue_failure(
         self, pipe: Pipeline, s: Settled, verdict: Verdict, retry_in_ms: int, counts: Counter[str]

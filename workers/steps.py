@@ -2,9 +2,15 @@
 
 A step is one thing that happened to one delivery of an event, written to the database
 (``TimelineStep``) in the same grouped transactions as the run records, so the timeline
-outlives stream trimming. Kinds combine what happens together, so an event on the happy
-path costs two rows: ``ran`` (delivered, gate passed, agent started) and ``committed``
-(result committed, entry acked). "published" is never stored: it is the entry id's time.
+outlives stream trimming. Kinds combine what happens together: ``ran`` (delivered, gate
+passed, agent started), ``committed`` (result committed, entry acked), ...
+
+Rows are keyed by event hash, a random key: each one costs a B-tree page of its own, as
+much as the whole ``AgentRun`` upsert. So the happy path stores none. "published" is the
+entry id's time; the last attempt's ``ran`` and ``committed`` of a succeeded event are read
+off its ``AgentRun`` row (``timeline.steps_for``). A ``ran`` step is stored only for an
+agent still running after ``START_LINGER_S`` (a worker may die under it), one that did not
+commit (failed, fenced, released), or a redelivery (reclaimed, taken over).
 """
 
 from __future__ import annotations
@@ -26,6 +32,8 @@ if TYPE_CHECKING:  # only types: models.py imports this module, and nothing of t
     from workers.settle import Settled
 
 MAX_DETAIL_CHARS = 2000
+# How long a first delivery's ran step waits in memory: a quick success never needs it.
+START_LINGER_S = 0.25
 MAX_SUMMARY_CHARS = 300
 DELETED_NOTE = "deleted from the stream while pending; dropped from the pending list"
 
@@ -88,6 +96,8 @@ class Timeline:
         self.stream = config.stream
         self.consumer = config.consumer
         self._post = post if config.timeline else None
+        # Attempts whose ran step is not written yet, oldest first (``flush_started``).
+        self._starting: dict[Attempt, None] = {}
 
     @property
     def on(self) -> bool:
@@ -109,13 +119,38 @@ class Timeline:
         if self._post is not None and steps:
             self._post(steps)
 
-    def ran(self, attempt: Attempt) -> None:
-        if self._post is None:
-            return
+    def ran_step(self, attempt: Attempt) -> StepRecord:
         notes = ["reclaimed"] if attempt.delivery.reclaimed else []
         if attempt.takeover:
             notes.append(f"took over an expired lease (token {attempt.token})")
-        self._post([self.step(attempt.delivery, Kind.RAN, attempt.started_at, "; ".join(notes))])
+        return self.step(attempt.delivery, Kind.RAN, attempt.started_at, "; ".join(notes))
+
+    def ran(self, attempt: Attempt) -> None:
+        if self._post is None:
+            return
+        if attempt.delivery.reclaimed or attempt.takeover:
+            self._post([self.ran_step(attempt)])  # a redelivery: rare, and worth its details
+        else:
+            self._starting[attempt] = None
+
+    def take_start(self, attempt: Attempt) -> bool:
+        """True if the attempt's ran step is not written yet: it is now the caller's to write."""
+        try:
+            del self._starting[attempt]
+        except KeyError:
+            return False
+        return True
+
+    def flush_started(self, now_mono: float) -> None:
+        """Write the ran steps of agents that have run ``START_LINGER_S`` or longer."""
+        due: list[Attempt] = []
+        for attempt in self._starting:
+            if now_mono - attempt.started_mono < START_LINGER_S:
+                break
+            due.append(attempt)
+        for attempt in due:
+            del self._starting[attempt]
+        self.post([self.ran_step(a) for a in due])
 
     def read_outcomes(
         self, rejected: list[Rejected], hits: list[Delivery], busy: list[Delivery]
@@ -140,27 +175,26 @@ class Timeline:
         fails: list[Settled],
         decisions: list[Decision],
     ) -> list[StepRecord]:
-        """Steps of finished agents, for the settler to write with their results."""
+        """Steps of finished agents, for the settler to write with their results (in the
+        database thread: it reads nothing the event loop changes meanwhile). A commit adds
+        none: its ran and committed steps are read off its ``AgentRun`` row."""
+        if self._post is None:
+            return []
         at = now()
         steps: list[StepRecord] = []
         for s in oks:
             a = s.attempt
-            if s.recorded:
+            if s.recorded or a.lease in committed:
                 continue
-            if a.lease not in committed:
-                steps.append(self.step(a.delivery, Kind.FENCED, at, f"lease {a.lease} was lost"))
-                continue
-            steps.append(
-                self.step(a.delivery, Kind.COMMITTED, at, f"agent took {s.duration_ms:.1f} ms")
-            )
-            note = f"duplicate of {a.delivery.entry_id}, acked with it"
-            steps += [self.step(d, Kind.IDEMPOTENCY_HIT, at, note) for d in a.followers]
+            steps += [self.ran_step(a)] if s.start_unwritten else []
+            steps.append(self.step(a.delivery, Kind.FENCED, at, f"lease {a.lease} was lost"))
         for s, decision in zip(fails, decisions, strict=True):
             if s.recorded:
                 continue
             dead = decision.verdict is Verdict.DEAD
             plan = "no deliveries left" if dead else f"retry in {decision.retry_in_ms} ms"
             error, delivery = summary(s.error), s.attempt.delivery
+            steps += [self.ran_step(s.attempt)] if s.start_unwritten else []
             steps.append(
                 self.step(delivery, Kind.FAILED, at, clip(f"{error}; {plan}\n\n{s.error}"))
             )
@@ -169,11 +203,27 @@ class Timeline:
                 steps.append(self.step(delivery, Kind.DEAD_LETTERED, at, detail))
         return steps
 
+    def acked_with(self, duplicates: list[tuple[Attempt, Delivery]]) -> None:
+        """Duplicates that waited on a running copy and were acked with its commit."""
+        if self._post is None or not duplicates:
+            return
+        at = now()
+        self.post(
+            [
+                self.step(d, Kind.IDEMPOTENCY_HIT, at, f"duplicate of {a.delivery.entry_id}")
+                for a, d in duplicates
+            ]
+        )
+
     def released(self, attempts: Iterable[Attempt], reason: str) -> None:
         if self._post is None:
             return
         at = now()
-        self.post([self.step(a.delivery, Kind.RELEASED, at, reason) for a in attempts])
+        steps: list[StepRecord] = []
+        for a in attempts:
+            steps += [self.ran_step(a)] if self.take_start(a) else []
+            steps.append(self.step(a.delivery, Kind.RELEASED, at, reason))
+        self.post(steps)
 
     def deleted(self, entry_ids: list[str]) -> None:
         """Pending ids whose entries were deleted; the store finds their events, if any."""

@@ -1,9 +1,10 @@
 """An event's lifecycle timeline in the database: written by the engine, read by the console.
 
-``steps_for`` gives the stored steps of one event across all its deliveries; the console
-puts ``published_step`` (the stream entry id's own timestamp) in front. ``prune`` deletes
-old steps (``manage.py prune_timeline``). Kinds and when each is written: ``steps.py``
-and docs/failures.md.
+``steps_for`` gives the steps of one event across all its deliveries: the stored ones, and
+the last attempt's ``ran`` and ``committed`` read off a succeeded ``AgentRun`` row (the
+engine does not store those twice). The console puts ``published_step`` (the stream entry
+id's own time) in front. ``prune`` deletes old steps (``manage.py prune_timeline``). Kinds
+and when each is written: ``steps.py`` and docs/failures.md.
 """
 
 from __future__ import annotations
@@ -14,9 +15,9 @@ from datetime import UTC, datetime, timedelta
 from django.db import transaction
 from django.utils import timezone
 
-from workers.models import TimelineStep
+from workers.models import AgentRun, RunStatus, TimelineStep
 from workers.sql import db_time, insert_rows, placeholders, raw_cursor
-from workers.steps import StepRecord
+from workers.steps import Kind, StepRecord
 
 PUBLISHED = "published"
 TABLE = TimelineStep._meta.db_table
@@ -43,7 +44,25 @@ def steps_for(event_hash: str, limit: int = 500) -> list[Step]:
         Step(r.at, r.kind, r.stream, r.entry_id, r.consumer, r.attempt, r.detail) for r in rows
     ]
     steps.reverse()
+    run = AgentRun.objects.filter(event_hash=event_hash, status=RunStatus.SUCCEEDED).first()
+    if run is not None:
+        steps = sorted([*steps, *_success_steps(run, steps)], key=lambda s: s.at)[-limit:]
     return steps
+
+
+def _success_steps(run: AgentRun, stored: list[Step]) -> list[Step]:
+    """The committing attempt's ``ran`` (unless stored: it ran long, or was a redelivery)
+    and ``committed`` steps, from its run row."""
+    stream, entry, consumer, attempt = run.stream, run.entry_id, run.consumer, run.deliveries
+    done = run.finished_at or run.created_at
+    took = f"agent took {run.duration_ms:.1f} ms" if run.duration_ms is not None else ""
+    out = [Step(done, Kind.COMMITTED.value, stream, entry, consumer, attempt, took)]
+    ran = (Kind.RAN.value, entry, consumer, attempt)
+    if run.started_at and not any(
+        (s.kind, s.entry_id, s.consumer, s.attempt) == ran for s in stored
+    ):
+        out.append(Step(run.started_at, Kind.RAN.value, stream, entry, consumer, attempt, ""))
+    return out
 
 
 def published_step(stream: str, entry_id: str) -> Step:

@@ -58,6 +58,29 @@ def test_timeline_happy_event_ran_then_committed(
     assert committed.detail.startswith("agent took ")
 
 
+def test_timeline_quick_success_stores_no_rows(
+    r: redis.Redis, redis_url: str, config: EngineConfig
+) -> None:
+    """Its ran and committed steps are read off its AgentRun row."""
+    xadd(r, {"type": "test.count", "source": "t", "id": "quick", "data": {}})
+    run_burst(redis_url, config, flaky_registry())
+
+    assert AgentRun.objects.get().deliveries == 1
+    assert not TimelineStep.objects.exists()
+
+
+def test_timeline_long_agent_stores_its_ran_step_once(
+    r: redis.Redis, redis_url: str, config: EngineConfig
+) -> None:
+    """Written while the agent runs (a worker may die under it), not repeated at commit."""
+    event = {"type": "demo.sleep", "source": "t", "id": "slow", "data": {"ms": 700}}
+    xadd(r, event)
+    run_burst(redis_url, config, default_registry)
+
+    assert list(TimelineStep.objects.values_list("kind", flat=True)) == ["ran"]
+    assert kinds(steps_for(hash_of(event))) == ["ran", "committed"]
+
+
 def test_timeline_duplicate_in_one_batch_is_an_idempotency_hit(
     r: redis.Redis, redis_url: str, config: EngineConfig
 ) -> None:
