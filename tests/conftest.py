@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 import redis
 from django.conf import settings
-from django.db import connection
+from django.db import connection, connections
 
 from workers import runtime
 from workers.config import EngineConfig
@@ -25,6 +25,14 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 _private: list[PrivateServer] = []
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _thread_connections_close_after_use() -> None:
+    """Connections opened in worker threads (channels' database_sync_to_async, to_thread)
+    close after each use, as on SQLite; a kept-alive one would stop PostgreSQL from
+    dropping the test database at the end."""
+    connections["default"].settings_dict["CONN_MAX_AGE"] = 0
 
 
 def private_server() -> PrivateServer | None:
