@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.db import models
 
 from workers.steps import Kind
@@ -75,3 +76,96 @@ class TimelineStep(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind} {self.event_hash[:12]} {self.entry_id}"
+
+
+class Door(models.TextChoices):
+    CONSOLE = "console", "console"
+    CLI = "cli", "command line"
+    API = "api", "API"
+
+
+class JobStatus(models.TextChoices):
+    QUEUED = "queued", "queued"
+    RUNNING = "running", "running"
+    DONE = "done", "done"
+    FAILED = "failed", "failed"
+    CANCELLED = "cancelled", "cancelled"
+
+
+class BulkJob(models.Model):
+    """An action over many entries, worked through in batches; resumes after its cursor."""
+
+    action = models.CharField(max_length=32)
+    stream = models.CharField(max_length=256)
+    group = models.CharField(max_length=256, blank=True, default="")
+    # What to act on and how: the filter, target consumer, reason... (see workers/jobs.py).
+    params = models.JSONField(default=dict)
+    status = models.CharField(max_length=16, choices=JobStatus.choices, default=JobStatus.QUEUED)
+    cancel_requested = models.BooleanField(default=False)
+    # The last entry id handled: a restarted job continues after it.
+    cursor = models.CharField(max_length=64, blank=True, default="")
+    total = models.PositiveIntegerField(null=True, blank=True)  # estimate, when known
+    done = models.PositiveIntegerField(default=0)
+    skipped = models.PositiveIntegerField(default=0)
+    rate_per_s = models.FloatField(default=2000.0)
+    created_by = models.CharField(max_length=256)
+    door = models.CharField(max_length=16, choices=Door.choices)
+    reason = models.TextField(blank=True, default="")
+    # Which process runs it, and until when its claim holds (a dead runner's job is resumed).
+    owner = models.CharField(max_length=256, blank=True, default="")
+    lease_until = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    error = models.TextField(blank=True, default="")
+
+    class Meta:
+        indexes = [models.Index(fields=["status", "created_at"], name="bulkjob_status_created")]
+
+    def __str__(self) -> str:
+        return f"{self.action} on {self.stream} ({self.status}, {self.done} done)"
+
+
+class AuditRecord(models.Model):
+    """One operator action, whichever door it came through."""
+
+    at = models.DateTimeField(auto_now_add=True, db_index=True)
+    actor = models.CharField(max_length=256)
+    door = models.CharField(max_length=16, choices=Door.choices)
+    action = models.CharField(max_length=32, db_index=True)
+    stream = models.CharField(max_length=256, blank=True, default="")
+    group = models.CharField(max_length=256, blank=True, default="")
+    # Entry ids (the first 1,000) or the filter the action matched.
+    target = models.JSONField(default=dict)
+    count = models.PositiveIntegerField(default=0)
+    skipped = models.PositiveIntegerField(default=0)
+    reason = models.TextField(blank=True, default="")
+    outcome = models.CharField(max_length=16)  # ok, partial, refused, failed, dry-run
+    detail = models.TextField(blank=True, default="")
+    job = models.ForeignKey(BulkJob, null=True, blank=True, on_delete=models.SET_NULL)
+
+    class Meta:
+        ordering = ["-at", "-id"]
+        permissions = [
+            ("view_console", "Can see the console"),
+            ("operate", "Can act on streams: claim, retry, dead-letter, redrive, purge, pause"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.at:%Y-%m-%d %H:%M:%S} {self.actor} {self.action} {self.outcome}"
+
+
+class ApiToken(models.Model):
+    """A bearer token for /api/; only its SHA-256 is stored, the token is shown once."""
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens"
+    )
+    name = models.CharField(max_length=128)
+    key_hash = models.CharField(max_length=64, unique=True)
+    prefix = models.CharField(max_length=12)  # the token's first characters, to recognise it
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.prefix}…) for {self.user}"
