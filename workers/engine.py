@@ -42,6 +42,8 @@ log = logging.getLogger("streamdesk.worker")
 
 REDIS_DOWN = (redis.ConnectionError, redis.TimeoutError, ConnectionError, OSError)
 MAX_BACKOFF_S = 5.0
+# While the group is paused, how often the read loop looks whether it was resumed.
+PAUSED_WAIT_S = 0.1
 
 
 class RunStore(Protocol):
@@ -74,6 +76,8 @@ class Worker:
         self.running = 0  # agents executing now (inflight also holds those awaiting settle)
         self.admitting: set[asyncio.Task[None]] = set()
         self.processed = 0
+        # Who paused the group and when, while it is paused (the housekeeper polls it).
+        self.paused_by: str | None = None
         self.started_ms = int(time.time() * 1000)
         # One thread owns the database connection; agents' sync code gets its own pool.
         self.db = DbWriter(store)
@@ -98,6 +102,7 @@ class Worker:
             *self.housekeeper.start(),
         ]
         try:
+            await self._guarded(self.housekeeper.check_pause)
             await self._guarded(self._recover_own_pending)
             while not self.stopping.is_set():
                 if await self._guarded(self._tick) and self.config.burst:
@@ -142,6 +147,10 @@ class Worker:
         """Entries this consumer name read before a restart (id 0), before anything new."""
         after = "0"
         while not self.stopping.is_set():
+            if self.paused_by is not None:
+                if await self._while_paused():
+                    return
+                continue
             found = await bus.read_own_pending(
                 self.client,
                 self.config.stream,
@@ -163,6 +172,8 @@ class Worker:
 
     async def _tick(self) -> bool:
         """One read. Returns True when a burst run has nothing left to do."""
+        if self.paused_by is not None:
+            return await self._while_paused()
         free = await self._wait_for_slots()
         if free == 0:
             return False
@@ -196,8 +207,19 @@ class Worker:
             await self.handle(found.deliveries)
         return bool(found.deliveries)
 
+    async def _while_paused(self) -> bool:
+        """Paused: no reads, no reclaims; what is held finishes and settles meanwhile. A
+        burst run ends once it holds nothing (the group's pending entries wait for resume)."""
+        if self.config.burst and self._holds_nothing():
+            return True
+        await self._sleep(PAUSED_WAIT_S)
+        return False
+
+    def _holds_nothing(self) -> bool:
+        return not (self.inflight or self.admitting) and self.settler.idle
+
     async def _nothing_left(self) -> bool:
-        if self.inflight or self.admitting or not self.settler.idle:
+        if not self._holds_nothing():
             return False
         return await bus.pending_count(self.client, self.config.stream, self.config.group) == 0
 

@@ -57,3 +57,7 @@ class InvalidEventData(EventError):
 
 class GateFenced(StreamdeskError):
     """A worker's lease was taken over: its result must not be committed."""
+
+
+class ActionRefused(StreamdeskError):
+    """An operator action was refused because doing it would lose work; nothing changed."""

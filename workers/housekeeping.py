@@ -18,6 +18,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("streamdesk.worker")
 
+# How often a worker looks whether its group was paused or resumed (docs/actions.md).
+PAUSE_POLL_S = 0.5
+
 
 class Housekeeper:
     def __init__(self, worker: Worker) -> None:
@@ -28,6 +31,7 @@ class Housekeeper:
         tasks = [
             asyncio.create_task(self._every(self.config.lease_ms / 3000, self.renew), name="renew"),
             asyncio.create_task(self._every(self.config.heartbeat_s, self.beat), name="heartbeat"),
+            asyncio.create_task(self._every(PAUSE_POLL_S, self.check_pause), name="pause"),
         ]
         if self.worker.timeline.on:
             every = self._every(START_LINGER_S, self.write_started)
@@ -64,6 +68,23 @@ class Housekeeper:
                 self.config.stream, self.config.group, self.config.consumer, 0, ids, justid=True
             )
 
+    async def check_pause(self) -> None:
+        """Follow the group's pause key; the read loop stops reading while it is set."""
+        key = self.worker.keys.paused(self.config.stream, self.config.group)
+        value = await self.worker.client.get(key)
+        by = None if value is None else str(value)
+        was, self.worker.paused_by = self.worker.paused_by, by
+        where = f"{self.config.stream} group {self.config.group}"
+        if by is not None and was is None:
+            log.info(
+                "%s paused (%s): no new reads; finishing %d in flight",
+                where,
+                by,
+                len(self.worker.inflight),
+            )
+        elif by is None and was is not None:
+            log.info("%s resumed: reading again", where)
+
     async def write_started(self) -> None:
         self.worker.timeline.flush_started(time.monotonic())
 
@@ -82,8 +103,13 @@ class Housekeeper:
             "current": (
                 f"{current.runnable.event.type} {current.delivery.entry_id}" if current else ""
             ),
-            "state": "draining" if self.worker.stopping.is_set() else "running",
+            "state": self.state(),
         }
+
+    def state(self) -> str:
+        if self.worker.stopping.is_set():
+            return "draining"
+        return "running" if self.worker.paused_by is None else "paused"
 
     async def beat(self) -> None:
         ttl_s = max(int(self.config.heartbeat_s * 3), 2)

@@ -49,6 +49,10 @@ class Keys:
         """The console's rolling samples (a list of JSON points, newest first): ``1s`` or ``1m``."""
         return f"{self.prefix}console:history:{resolution}"
 
+    def paused(self, stream: str, group: str) -> str:
+        """Set while a group is paused: who paused it and when (no expiry)."""
+        return f"{self.prefix}paused:{stream}:{group}"
+
     @property
     def console_sampler(self) -> str:
         """Which console process writes the shared history (a key with a short expiry)."""

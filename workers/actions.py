@@ -1,0 +1,318 @@
+"""Operator actions: the Redis half of every claim, retry, dead-letter, redrive and pause.
+
+Sync client (``decode_responses=True``), no Django: ``workers/operations.py`` calls these for
+the console, the management commands, the API and bulk jobs. Every function takes any number
+of ids and works through them in chunks, one Lua call or pipeline per chunk, and reports what
+it did and what it skipped. What must not interleave with workers (dead-lettering, deleting a
+consumer, redriving) is one Lua call per chunk, so it sees the group as it is. The design and
+the reasons: docs/actions.md. Actions on dead letters live in ``workers/redrive.py``.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from datetime import UTC, datetime
+from typing import Any, cast
+
+import redis
+
+from workers.errors import ActionRefused
+from workers.keys import EVENT_FIELD, Keys, dead_stream
+from workers.redrive import (
+    HOLDER_PREFIX,
+    ActionResult,
+    DeadFilter,
+    chunks,
+    clear_gate,
+    gate_done,
+    gate_key,
+    not_done,
+    purge,
+    redrive,
+    republish,
+    scan_dead,
+    split_ids,
+)
+
+__all__ = [
+    "DEAD_LETTER_HOLD_MS",
+    "HOLDER_PREFIX",
+    "ActionRefused",
+    "ActionResult",
+    "DeadFilter",
+    "claim",
+    "clear_gate",
+    "dead_letter",
+    "gate_done",
+    "pause",
+    "paused",
+    "pending_ids",
+    "purge",
+    "redrive",
+    "remove_consumer",
+    "republish",
+    "resume",
+    "retry_now",
+    "scan_dead",
+]
+
+# How long a dead-lettered event's gate record stays "running" under the operator's name, so
+# a worker that read the entry just before it was dead-lettered finds it busy and drops it
+# instead of running it. Reading and gating are one round trip apart: seconds are plenty.
+DEAD_LETTER_HOLD_MS = 10_000
+
+# KEYS: stream. ARGV: group, consumer. The consumer's pending count (-1: no such consumer);
+# it is deleted only when that count is 0, checked in the same call.
+REMOVE_CONSUMER = """
+for _, c in ipairs(redis.call('XINFO', 'CONSUMERS', KEYS[1], ARGV[1])) do
+  local name, pending
+  for i = 1, #c, 2 do
+    if c[i] == 'name' then name = c[i + 1] elseif c[i] == 'pending' then pending = c[i + 1] end
+  end
+  if name == ARGV[2] then
+    if pending == 0 then redis.call('XGROUP', 'DELCONSUMER', KEYS[1], ARGV[1], ARGV[2]) end
+    return pending
+  end
+end
+return -1
+"""
+
+# KEYS: stream. ARGV: group, idle_ms, ids... 1 per id still pending: its idle time is now
+# idle_ms, its owner and delivery count unchanged (XCLAIM to the owner itself, JUSTID).
+RETRY_NOW = """
+local out = {}
+for i = 3, #ARGV do
+  local p = redis.call('XPENDING', KEYS[1], ARGV[1], ARGV[i], ARGV[i], 1)
+  local ok = 0
+  if #p == 1 then
+    local claimed = redis.call('XCLAIM', KEYS[1], ARGV[1], p[1][2], 0, ARGV[i],
+                               'IDLE', ARGV[2], 'JUSTID')
+    if #claimed == 1 then ok = 1 end  -- Redis >= 7 drops a deleted entry instead
+  end
+  out[#out + 1] = ok
+end
+return out
+"""
+
+# KEYS: stream, dead stream, stats hash, gate records... ARGV: group, reason, by, dead_at,
+# hold_ms, owner prefix, then per entry: id, index of its gate record in KEYS after the
+# first three (0: the entry does not decode, no record). One status per entry:
+#   moved    XADD to the dead stream then XACK (in this order, like the engine)
+#   gone     not pending in the group (acked, or never read)
+#   deleted  pending but its payload was deleted: acked, nothing to keep
+#   running  an agent holds the event's lease now: it will settle the entry itself
+#   done     the event already ran: the entry is a duplicate and will be acked as a hit
+# A moved entry's gate record is held under the operator's name for hold_ms, so a worker
+# that read the entry before this call finds its event busy and does not start it.
+DEAD_LETTER = """
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local stream, dead, stats = KEYS[1], KEYS[2], KEYS[3]
+local group, reason, by, dead_at = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
+local hold_ms, prefix = tonumber(ARGV[5]), ARGV[6]
+local out, moved, deleted = {}, 0, 0
+for i = 7, #ARGV, 2 do
+  local id, g = ARGV[i], tonumber(ARGV[i + 1])
+  local status = 'moved'
+  local p = redis.call('XPENDING', stream, group, id, id, 1)
+  local entry = {}
+  if #p == 0 then
+    status = 'gone'
+  else
+    entry = redis.call('XRANGE', stream, id, id)
+    if #entry == 0 then status = 'deleted' end
+  end
+  if status == 'moved' and g > 0 then
+    local key = KEYS[3 + g]
+    local rec = redis.call('HMGET', key, 'state', 'owner', 'lease_until')
+    local held = rec[2] and string.sub(rec[2], 1, #prefix) == prefix
+    if rec[1] == 'done' then
+      status = 'done'
+    elseif rec[1] == 'running' and (tonumber(rec[3]) or 0) > now and not held then
+      status = 'running'
+    else
+      redis.call('HSET', key, 'state', 'running', 'owner', prefix .. by,
+                 'lease_until', now + hold_ms)
+      if not rec[1] then
+        redis.call('HSET', key, 'token', 0)
+        redis.call('PEXPIRE', key, hold_ms)
+      end
+    end
+  end
+  if status == 'moved' then
+    local event, fields = '', entry[1][2]
+    for j = 1, #fields, 2 do
+      if fields[j] == 'event' then event = fields[j + 1] end
+    end
+    redis.call('XADD', dead, '*', 'event', event, 'stream', stream, 'group', group,
+               'entry_id', id, 'deliveries', p[1][4], 'reason', reason, 'error', '',
+               'dead_at', dead_at, 'by', by)
+    moved = moved + 1
+  end
+  if status == 'moved' or status == 'deleted' then
+    redis.call('XACK', stream, group, id)
+  end
+  if status == 'deleted' then deleted = deleted + 1 end
+  out[#out + 1] = status
+end
+if moved > 0 then redis.call('HINCRBY', stats, 'dead_lettered', moved) end
+if deleted > 0 then redis.call('HINCRBY', stats, 'deleted', deleted) end
+return out
+"""
+
+SKIP_REASONS = {
+    "gone": "not pending",
+    "deleted": "payload deleted (acked)",
+    "running": "running now",
+    "done": "already done (will be acked as a duplicate)",
+    "malformed": "not an entry id",
+}
+
+
+def describe_skips(why: Counter[str]) -> str:
+    """``"2 not pending, 1 running now"``: why ids were skipped, for the audit record."""
+    return ", ".join(f"{n} {SKIP_REASONS.get(k, k)}" for k, n in why.items() if n)
+
+
+# -- pending entries ---------------------------------------------------------------------
+
+
+def claim(
+    client: redis.Redis, stream: str, group: str, ids: list[str], consumer: str
+) -> ActionResult:
+    """Move still-pending entries to ``consumer`` (XCLAIM 0 JUSTID: delivery counts unchanged).
+
+    An entry running elsewhere keeps its gate lease: its new owner finds it busy, and the
+    first worker's XACK still acknowledges it."""
+    valid, malformed = split_ids(ids)
+    done: list[str] = []
+    for chunk in chunks(valid):
+        args: list[Any] = chunk
+        claimed = cast(list[Any], client.xclaim(stream, group, consumer, 0, args, justid=True))
+        done += [str(i) for i in claimed]
+    why = Counter(gone=len(valid) - len(done), malformed=len(malformed))
+    return ActionResult(done, not_done(ids, done), detail=describe_skips(why))
+
+
+def pending_ids(
+    client: redis.Redis,
+    stream: str,
+    group: str,
+    consumer: str = "",
+    after: str | None = None,
+    count: int = 1000,
+) -> list[str]:
+    """One page of the group's pending ids (of one consumer if given), after ``after``."""
+    rows = cast(
+        list[dict[str, Any]],
+        client.xpending_range(
+            stream,
+            group,
+            min=f"({after}" if after else "-",
+            max="+",
+            count=count,
+            consumername=consumer or None,
+        ),
+    )
+    return [str(row["message_id"]) for row in rows]
+
+
+def remove_consumer(client: redis.Redis, stream: str, group: str, consumer: str) -> ActionResult:
+    """XGROUP DELCONSUMER, refused (ActionRefused) while the consumer has pending entries:
+    deleting it would drop them. A consumer that does not exist is skipped."""
+    pending = int(client.register_script(REMOVE_CONSUMER)(keys=[stream], args=[group, consumer]))
+    if pending > 0:
+        raise ActionRefused(
+            f"consumer {consumer!r} has {pending} pending entries: claim them to a live "
+            "consumer first (deleting it would drop them)"
+        )
+    if pending < 0:
+        return ActionResult([], [consumer], detail="no such consumer")
+    return ActionResult([consumer], [])
+
+
+def retry_now(
+    client: redis.Redis, stream: str, group: str, ids: list[str], idle_ms: int
+) -> ActionResult:
+    """Make pending entries look idle for ``idle_ms`` (more than the workers' claim idle
+    time), so the next reclaim by any live worker takes them. Owner, delivery count, entry
+    id and event hash stay the same: the gate still decides whether anything runs."""
+    if idle_ms < 0:
+        raise ValueError(f"idle_ms must be >= 0, got {idle_ms}")
+    valid, malformed = split_ids(ids)
+    script = client.register_script(RETRY_NOW)
+    done: list[str] = []
+    for chunk in chunks(valid):
+        flags = script(keys=[stream], args=[group, idle_ms, *chunk])
+        done += [entry_id for entry_id, ok in zip(chunk, flags, strict=True) if ok]
+    why = Counter(gone=len(valid) - len(done), malformed=len(malformed))
+    return ActionResult(done, not_done(ids, done), detail=describe_skips(why))
+
+
+def dead_letter(
+    client: redis.Redis,
+    stream: str,
+    group: str,
+    ids: list[str],
+    reason: str,
+    by: str,
+    *,
+    keys: Keys | None = None,
+    hold_ms: int = DEAD_LETTER_HOLD_MS,
+) -> ActionResult:
+    """Move pending entries to ``<stream>:dead`` and ack them, one Lua call per chunk.
+
+    Skipped: entries not pending, entries whose event an agent is running now or has
+    already run (dead-lettering those would put an event that ran among the dead), and
+    pending entries whose payload was deleted (those are acked: nothing is left to keep).
+    ``keys`` names the gate records (the default prefix unless given)."""
+    keys = keys or Keys()
+    valid, malformed = split_ids(ids)
+    script = client.register_script(DEAD_LETTER)
+    dead_at = datetime.now(UTC).isoformat()
+    done: list[str] = []
+    why = Counter(malformed=len(malformed))
+    for chunk in chunks(valid):
+        gates = gate_keys(client, keys, stream, chunk)
+        records = sorted({g for g in gates if g})
+        index = {key: n for n, key in enumerate(records, start=1)}
+        args: list[Any] = [group, reason, by, dead_at, hold_ms, HOLDER_PREFIX]
+        for entry_id, gate in zip(chunk, gates, strict=True):
+            args += [entry_id, index.get(gate, 0)]
+        script_keys = [stream, dead_stream(stream), keys.stats(stream), *records]
+        statuses = script(keys=script_keys, args=args)
+        for entry_id, status in zip(chunk, statuses, strict=True):
+            if status == "moved":
+                done.append(entry_id)
+            else:
+                why[str(status)] += 1
+    return ActionResult(done, not_done(ids, done), detail=describe_skips(why))
+
+
+def gate_keys(client: redis.Redis, keys: Keys, stream: str, ids: list[str]) -> list[str]:
+    """The gate record of each entry's event ("" for an entry that is gone or does not
+    decode), from one pipelined read. Entries never change, so the hash stays right."""
+    with client.pipeline(transaction=False) as pipe:
+        for entry_id in ids:
+            pipe.xrange(stream, entry_id, entry_id, count=1)
+        replies = pipe.execute()
+    return [gate_key(keys, reply[0][1].get(EVENT_FIELD) if reply else None) for reply in replies]
+
+
+# -- pausing a group ---------------------------------------------------------------------
+
+
+def pause(client: redis.Redis, keys: Keys, stream: str, group: str, by: str) -> None:
+    """Workers of the group stop reading within about a second and finish what they hold."""
+    client.set(keys.paused(stream, group), f"{by} at {datetime.now(UTC).isoformat()}")
+
+
+def resume(client: redis.Redis, keys: Keys, stream: str, group: str) -> bool:
+    """True if the group was paused."""
+    return bool(client.delete(keys.paused(stream, group)))
+
+
+def paused(client: redis.Redis, keys: Keys, stream: str, group: str) -> str | None:
+    """``"<who> at <ISO time>"`` while the group is paused, else None."""
+    value = client.get(keys.paused(stream, group))
+    return None if value is None else str(value)

@@ -1,0 +1,212 @@
+"""Operator actions on dead letters and on the gate: scan, redrive, purge, force re-run.
+
+Also the result type and chunking every action shares; ``workers/actions.py`` re-exports all
+of it, so callers import from there.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any, cast
+
+import redis
+
+from workers.errors import ActionRefused, EventError
+from workers.events import decode_envelope, event_hash
+from workers.keys import EVENT_FIELD, Keys, dead_stream
+
+# Ids per Lua call or pipeline: large enough to be cheap, small enough that one call never
+# holds the server for more than a few milliseconds.
+CHUNK = 500
+ENTRY_ID = re.compile(r"\d+-\d+")
+# Hashing an event only to find its gate record: the engine enforces the size limit.
+NO_SIZE_LIMIT = 1 << 62
+# Gate owners written by dead_letter (actions.py); a worker's owner is "<consumer>/<entry id>".
+HOLDER_PREFIX = "dead-letter:"
+
+
+@dataclass(frozen=True, slots=True)
+class ActionResult:
+    done: list[str]  # ids acted on (for redrive: the dead-letter ids redriven)
+    skipped: list[str]  # ids not acted on: gone, not pending, already redriven...
+    new_ids: list[str] = field(default_factory=list)  # redrive / rerun: new stream entry ids
+    detail: str = ""
+
+
+def chunks(items: list[str], size: int = CHUNK) -> Iterator[list[str]]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
+
+
+def split_ids(ids: list[str]) -> tuple[list[str], list[str]]:
+    """Well-formed entry ids (each once, in order) and the rest, which no command sees:
+    a malformed id would fail a whole Lua call."""
+    valid = [i for i in dict.fromkeys(ids) if ENTRY_ID.fullmatch(i)]
+    ok = set(valid)
+    return valid, [i for i in ids if i not in ok]
+
+
+def not_done(ids: list[str], done: list[str]) -> list[str]:
+    """The skipped ids: each id given (once, in order) that was not acted on."""
+    acted = set(done)
+    return [i for i in dict.fromkeys(ids) if i not in acted]
+
+
+def entry_ms(entry_id: str) -> int:
+    return int(entry_id.split("-", 1)[0])
+
+
+def gate_key(keys: Keys, raw_event: str | None) -> str:
+    """The gate record of a raw event, "" if it does not decode (it never had one)."""
+    try:
+        return keys.gate(event_hash(decode_envelope(raw_event, NO_SIZE_LIMIT)))
+    except EventError:
+        return ""
+
+
+# KEYS: stream, dead stream. ARGV: by, dead ids... Per dead letter still there: XADD the
+# original event to the stream with retry_of, then XDEL the letter; its new id, or "" if
+# the letter is gone (another redrive or a purge got there first).
+REDRIVE = """
+local out = {}
+for i = 2, #ARGV do
+  local letter = redis.call('XRANGE', KEYS[2], ARGV[i], ARGV[i])
+  local new_id = ''
+  if #letter == 1 then
+    local event, fields = '', letter[1][2]
+    for j = 1, #fields, 2 do
+      if fields[j] == 'event' then event = fields[j + 1] end
+    end
+    new_id = redis.call('XADD', KEYS[1], '*', 'event', event, 'retry_of', ARGV[i], 'by', ARGV[1])
+    redis.call('XDEL', KEYS[2], ARGV[i])
+  end
+  out[#out + 1] = new_id
+end
+return out
+"""
+
+# KEYS: dead stream. ARGV: ids... 1 per id deleted, 0 if it was not there.
+PURGE = """
+local out = {}
+for i = 1, #ARGV do out[i] = redis.call('XDEL', KEYS[1], ARGV[i]) end
+return out
+"""
+
+# KEYS: gate record. 1 if it was cleared (set to released, keeping its fencing token so
+# tokens only grow), 0 if there is none, -1 if an agent holds a live lease on it now.
+CLEAR_GATE = """
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local rec = redis.call('HMGET', KEYS[1], 'state', 'owner', 'lease_until')
+if not rec[1] then return 0 end
+local held = rec[2] and string.sub(rec[2], 1, #ARGV[1]) == ARGV[1]
+if rec[1] == 'running' and (tonumber(rec[3]) or 0) > now and not held then return -1 end
+redis.call('HSET', KEYS[1], 'state', 'released', 'lease_until', 0)
+return 1
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class DeadFilter:
+    type: str = ""  # exact event type, "" = any
+    reason: str = ""  # exact dead-letter reason, "" = any
+    since_ms: int = 0  # dead-lettered at or after (the dead entry id's ms), 0 = any
+    until_ms: int = 0  # before, 0 = any
+
+    def matches(self, dead_id: str, fields: dict[str, str]) -> bool:
+        if self.reason and fields.get("reason") != self.reason:
+            return False
+        ms = entry_ms(dead_id)
+        if ms < self.since_ms or (self.until_ms and ms >= self.until_ms):
+            return False
+        return not self.type or event_type(fields.get(EVENT_FIELD, "")) == self.type
+
+
+def event_type(raw: str) -> str:
+    """The ``type`` of a raw event, "" if it is not a JSON object with a string type."""
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        return ""
+    kind = value.get("type") if isinstance(value, dict) else None
+    return kind if isinstance(kind, str) else ""
+
+
+def scan_dead(
+    client: redis.Redis, stream: str, f: DeadFilter, after: str | None = None, count: int = 500
+) -> tuple[list[tuple[str, dict[str, str]]], str | None]:
+    """One page of ``<stream>:dead`` after ``after``, filtered. Returns the matches and the
+    cursor for the next page (the last id read, matching or not), None at the end. The
+    filter's time window narrows the range read, so a recent window never scans old letters."""
+    start = f"{f.since_ms}-0" if f.since_ms else "-"
+    if after and (not f.since_ms or entry_ms(after) >= f.since_ms):
+        start = f"({after}"
+    end = str(f.until_ms - 1) if f.until_ms else "+"
+    if f.until_ms and f.until_ms <= f.since_ms:
+        return [], None
+    page = cast(list[Any], client.xrange(dead_stream(stream), start, end, count=count))
+    matches = [(str(i), dict(fields)) for i, fields in page if f.matches(str(i), dict(fields))]
+    cursor = str(page[-1][0]) if len(page) == count else None
+    return matches, cursor
+
+
+def redrive(client: redis.Redis, stream: str, dead_ids: list[str], by: str) -> ActionResult:
+    """Put dead letters back on the stream (``retry_of`` = the dead id) and delete them, one
+    Lua call per chunk: two operators redriving the same letter publish it once. The event
+    keeps its hash, so one that already ran is an idempotency hit, not a second run."""
+    valid, _ = split_ids(dead_ids)
+    script = client.register_script(REDRIVE)
+    done: list[str] = []
+    new_ids: list[str] = []
+    for chunk in chunks(valid):
+        replies = script(keys=[stream, dead_stream(stream)], args=[by, *chunk])
+        for dead_id, new_id in zip(chunk, replies, strict=True):
+            if new_id:
+                done.append(dead_id)
+                new_ids.append(str(new_id))
+    gone = len(valid) - len(done)
+    detail = f"{gone} already gone (redriven or purged)" if gone else ""
+    return ActionResult(done, not_done(dead_ids, done), new_ids, detail)
+
+
+def purge(client: redis.Redis, stream: str, dead_ids: list[str]) -> ActionResult:
+    """Delete dead letters for good; ids already gone are skipped."""
+    valid, _ = split_ids(dead_ids)
+    script = client.register_script(PURGE)
+    done: list[str] = []
+    for chunk in chunks(valid):
+        flags = script(keys=[dead_stream(stream)], args=chunk)
+        done += [dead_id for dead_id, deleted in zip(chunk, flags, strict=True) if deleted]
+    return ActionResult(done, not_done(dead_ids, done))
+
+
+def gate_done(client: redis.Redis, keys: Keys, raw_events: list[str]) -> list[bool]:
+    """Per raw event: does its gate record say done? (A redrive of it would be a hit.)
+    An event that does not decode has no record: False."""
+    records = [gate_key(keys, raw) for raw in raw_events]
+    states: dict[str, Any] = {}
+    for part in chunks(sorted({r for r in records if r})):
+        with client.pipeline(transaction=False) as pipe:
+            for record in part:
+                pipe.hget(record, "state")
+            states.update(zip(part, pipe.execute(), strict=True))
+    return [bool(r) and states.get(r) == "done" for r in records]
+
+
+def clear_gate(client: redis.Redis, keys: Keys, event_hash: str) -> bool:
+    """Forget that an event ran, so it may run again (force re-run). True if there was a
+    record. The record becomes ``released`` rather than deleted, so fencing tokens keep
+    growing. Refused while an agent runs the event: two would run at once."""
+    script = client.register_script(CLEAR_GATE)
+    cleared = int(script(keys=[keys.gate(event_hash)], args=[HOLDER_PREFIX]))
+    if cleared < 0:
+        raise ActionRefused(f"event {event_hash[:12]} is running now: re-run it once it ends")
+    return cleared == 1
+
+
+def republish(client: redis.Redis, stream: str, raw_event: str, rerun_of: str) -> str:
+    """XADD the event again (``rerun_of`` says what it repeats); returns the new entry id."""
+    return str(client.xadd(stream, {EVENT_FIELD: raw_event, "rerun_of": rerun_of}))
