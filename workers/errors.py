@@ -61,3 +61,20 @@ class GateFenced(StreamdeskError):
 
 class ActionRefused(StreamdeskError):
     """An operator action was refused because doing it would lose work; nothing changed."""
+
+
+class InvalidAction(StreamdeskError):
+    """An operator action was given input it cannot take; ``field`` names the input."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f"{field}: {message}")
+        self.field = field
+        self.message = message
+
+
+class JobNotRunnable(StreamdeskError):
+    """A bulk job is finished, or another runner holds its lease."""
+
+
+class ActionFailed(StreamdeskError):
+    """An operator action failed part way; its audit record says what was done before."""

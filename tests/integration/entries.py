@@ -1,0 +1,59 @@
+"""Building pending entries and dead letters for the operator-action tests."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+
+import redis
+
+from workers.keys import dead_stream
+
+STREAM = "streamdesk:events"
+GROUP = "agents"
+
+
+def event(n: int, kind: str = "demo.echo") -> str:
+    return json.dumps({"type": kind, "source": "test", "id": f"e{n}", "data": {"n": n}})
+
+
+def pending_entries(
+    r: redis.Redis, n: int, consumer: str = "old", stream: str = STREAM, group: str = GROUP
+) -> list[str]:
+    """``n`` new entries, read (so pending) by ``consumer``."""
+    with contextlib.suppress(redis.ResponseError):  # the group exists
+        r.xgroup_create(stream, group, id="$", mkstream=True)
+    with r.pipeline(transaction=False) as pipe:
+        for i in range(n):
+            pipe.xadd(stream, {"event": event(i)})
+        ids = [str(i) for i in pipe.execute()]
+    r.xreadgroup(group, consumer, {stream: ">"}, count=n)
+    return ids
+
+
+def dead_letters(
+    r: redis.Redis,
+    n: int,
+    kind: str = "demo.echo",
+    reason: str = "max-deliveries",
+    stream: str = STREAM,
+    first: int = 0,
+) -> list[str]:
+    """``n`` dead letters shaped like the engine's; returns their ids."""
+    with r.pipeline(transaction=False) as pipe:
+        for i in range(first, first + n):
+            pipe.xadd(
+                dead_stream(stream),
+                {
+                    "event": event(i, kind),
+                    "stream": stream,
+                    "group": GROUP,
+                    "entry_id": f"{i + 1}-0",
+                    "deliveries": "5",
+                    "reason": reason,
+                    "error": "boom",
+                    "dead_at": "2026-01-01T00:00:00+00:00",
+                    "by": "w1",
+                },
+            )
+        return [str(i) for i in pipe.execute()]

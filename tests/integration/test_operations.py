@@ -1,0 +1,430 @@
+"""Operator actions (workers/operations.py): one audit record each, whatever happens."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from typing import Any
+
+import pytest
+import redis
+
+from tests.integration.entries import GROUP, STREAM, dead_letters, event, pending_entries
+from tests.integration.helpers import AnyData, run_burst
+from workers import operations
+from workers.actions import DeadFilter
+from workers.config import EngineConfig
+from workers.errors import ActionFailed, ActionRefused, InvalidAction
+from workers.events import decode_envelope, event_hash
+from workers.keys import Keys, dead_stream
+from workers.models import AgentRun, AuditRecord, BulkJob, Door, RunStatus
+from workers.operations import Actor
+from workers.registry import Registry
+
+pytestmark = pytest.mark.django_db
+
+ALICE = Actor("alice", Door.CONSOLE)
+KEYS = Keys()
+DEAD = dead_stream(STREAM)
+
+
+def owners(r: redis.Redis, ids: list[str]) -> set[str]:
+    rows = r.xpending_range(STREAM, GROUP, min="-", max="+", count=len(ids) + 10)
+    return {row["consumer"] for row in rows if row["message_id"] in ids}
+
+
+def only_record() -> AuditRecord:
+    [record] = AuditRecord.objects.all()
+    return record
+
+
+# -- claim ---------------------------------------------------------------------------------
+
+
+def test_claim_moves_entries_and_writes_one_audit_record(r: redis.Redis) -> None:
+    ids = pending_entries(r, 3)
+    out = operations.claim(ALICE, STREAM, GROUP, ids, "new", client=r)
+    assert (out.outcome, out.count, out.skipped, list(out.ids)) == ("ok", 3, 0, ids)
+    assert owners(r, ids) == {"new"}
+    record = only_record()
+    assert (record.actor, record.door, record.action, record.outcome) == (
+        "alice",
+        "console",
+        "claim",
+        "ok",
+    )
+    assert (record.stream, record.group, record.target, record.count) == (
+        STREAM,
+        GROUP,
+        {"ids": ids},
+        3,
+    )
+    assert out.audit_id == record.pk
+
+
+def test_claim_skips_entries_no_longer_pending(r: redis.Redis) -> None:
+    ids = pending_entries(r, 3)
+    r.xack(STREAM, GROUP, ids[0])
+    out = operations.claim(ALICE, STREAM, GROUP, ids, "new", client=r)
+    assert (out.count, out.skipped) == (2, 1)
+    assert only_record().skipped == 1
+
+
+def test_claim_dry_run_changes_nothing_and_counts_what_is_pending(r: redis.Redis) -> None:
+    ids = pending_entries(r, 3)
+    r.xack(STREAM, GROUP, ids[0])
+    out = operations.claim(ALICE, STREAM, GROUP, ids, "new", dry_run=True, client=r)
+    assert (out.outcome, out.count, out.skipped, list(out.ids)) == ("dry-run", 2, 1, ids[1:])
+    assert owners(r, ids) == {"old"}
+    assert only_record().outcome == "dry-run"
+
+
+def test_claim_rejects_a_malformed_id_without_a_record(r: redis.Redis) -> None:
+    with pytest.raises(InvalidAction) as caught:
+        operations.claim(ALICE, STREAM, GROUP, ["1-0", "nope"], "new", client=r)
+    assert caught.value.field == "ids"
+    assert not AuditRecord.objects.exists()
+
+
+def test_claim_on_a_missing_group_is_recorded_as_failed(r: redis.Redis) -> None:
+    with pytest.raises(ActionFailed, match="NOGROUP"):
+        operations.claim(ALICE, STREAM, "no-such-group", ["1-0"], "new", client=r)
+    record = only_record()
+    assert (record.outcome, record.count) == ("failed", 0)
+    assert "NOGROUP" in record.detail
+
+
+def test_claim_all_moves_every_entry_of_a_consumer(r: redis.Redis) -> None:
+    ids = pending_entries(r, 5, consumer="dead-worker")
+    out = operations.claim_all(ALICE, STREAM, GROUP, "dead-worker", "live", client=r)
+    assert (out.outcome, out.count, out.job_id) == ("ok", 5, None)
+    assert owners(r, ids) == {"live"}
+    assert only_record().target == {"consumer": "dead-worker", "to": "live"}
+
+
+def test_claim_all_over_a_thousand_entries_queues_a_job(r: redis.Redis) -> None:
+    pending_entries(r, 1001, consumer="dead-worker")
+    out = operations.claim_all(ALICE, STREAM, GROUP, "dead-worker", "live", client=r)
+    job = BulkJob.objects.get()
+    assert (out.outcome, out.job_id, job.action, job.total) == ("queued", job.pk, "claim-all", 1001)
+    assert only_record().job == job
+
+
+def test_claim_all_dry_run_counts_the_consumers_entries(r: redis.Redis) -> None:
+    pending_entries(r, 4, consumer="dead-worker")
+    out = operations.claim_all(ALICE, STREAM, GROUP, "dead-worker", "live", True, client=r)
+    assert (out.outcome, out.count, len(out.ids)) == ("dry-run", 4, 4)
+
+
+# -- remove consumer, retry, dead-letter ---------------------------------------------------
+
+
+def test_remove_consumer_with_pending_entries_is_refused_and_recorded(r: redis.Redis) -> None:
+    pending_entries(r, 1, consumer="busy")
+    with pytest.raises(ActionRefused, match="pending"):
+        operations.remove_consumer(ALICE, STREAM, GROUP, "busy", client=r)
+    record = only_record()
+    assert (record.action, record.outcome) == ("remove-consumer", "refused")
+    assert "pending" in record.detail
+
+
+def test_remove_consumer_without_pending_entries_deletes_it(r: redis.Redis) -> None:
+    ids = pending_entries(r, 1, consumer="idle")
+    r.xack(STREAM, GROUP, *ids)
+    out = operations.remove_consumer(ALICE, STREAM, GROUP, "idle", client=r)
+    assert (out.outcome, out.count) == ("ok", 1)
+    assert not r.xinfo_consumers(STREAM, GROUP)
+
+
+def test_retry_now_makes_entries_idle_past_the_claim_idle_time(r: redis.Redis) -> None:
+    ids = pending_entries(r, 2)
+    out = operations.retry_now(ALICE, STREAM, GROUP, ids, client=r, claim_idle_ms=5000)
+    assert (out.outcome, out.count) == ("ok", 2)
+    rows = r.xpending_range(STREAM, GROUP, min="-", max="+", count=10)
+    assert all(row["time_since_delivered"] >= 6000 for row in rows)
+    assert {row["consumer"] for row in rows} == {"old"}  # the owner stays
+
+
+def test_dead_letter_requires_a_reason(r: redis.Redis) -> None:
+    ids = pending_entries(r, 1)
+    with pytest.raises(InvalidAction) as caught:
+        operations.dead_letter(ALICE, STREAM, GROUP, ids, "  ", client=r, keys=KEYS)
+    assert caught.value.field == "reason"
+    assert not AuditRecord.objects.exists()
+
+
+def test_dead_letter_moves_entries_with_the_reason(r: redis.Redis) -> None:
+    ids = pending_entries(r, 2)
+    out = operations.dead_letter(ALICE, STREAM, GROUP, ids, "poison", client=r, keys=KEYS)
+    assert (out.outcome, out.count) == ("ok", 2)
+    letters = r.xrange(DEAD)
+    assert [f["entry_id"] for _, f in letters] == ids
+    assert {f["reason"] for _, f in letters} == {"poison"}
+    assert only_record().reason == "poison"
+
+
+def test_dead_letter_over_a_thousand_ids_queues_a_job(r: redis.Redis) -> None:
+    ids = pending_entries(r, 1001)
+    out = operations.dead_letter(ALICE, STREAM, GROUP, ids, "poison", client=r, keys=KEYS)
+    job = BulkJob.objects.get()
+    assert (out.outcome, job.action, job.total, job.reason) == (
+        "queued",
+        "dead-letter",
+        1001,
+        "poison",
+    )
+    assert r.xlen(DEAD) == 0
+    assert len(only_record().target["ids"]) == 1000
+
+
+# -- redrive, preview, purge ---------------------------------------------------------------
+
+
+def test_redrive_ids_republishes_and_deletes_the_letters(r: redis.Redis) -> None:
+    dead = dead_letters(r, 2)
+    out = operations.redrive(ALICE, STREAM, ids=dead, client=r, keys=KEYS)
+    assert (out.outcome, out.count, len(out.new_ids)) == ("ok", 2, 2)
+    assert r.xlen(DEAD) == 0
+    assert [f["retry_of"] for _, f in r.xrange(STREAM)] == dead
+
+
+def test_redrive_a_letter_already_gone_is_skipped(r: redis.Redis) -> None:
+    dead = dead_letters(r, 2)
+    operations.redrive(ALICE, STREAM, ids=dead[:1], client=r, keys=KEYS)
+    out = operations.redrive(ALICE, STREAM, ids=dead, client=r, keys=KEYS)
+    assert (out.count, out.skipped) == (1, 1)
+    assert r.xlen(STREAM) == 2
+
+
+def test_redrive_with_a_filter_queues_a_job_bounded_to_now(r: redis.Redis) -> None:
+    dead_letters(r, 3)
+    out = operations.redrive(ALICE, STREAM, filter=DeadFilter(type="demo.echo"), client=r)
+    job = BulkJob.objects.get()
+    assert (out.outcome, out.job_id, job.action) == ("queued", job.pk, "redrive")
+    assert job.params["filter"]["type"] == "demo.echo"
+    assert job.params["filter"]["until_ms"] > 0  # letters dead-lettered later are not taken
+    assert only_record().target == {"filter": job.params["filter"]}
+    assert r.xlen(DEAD) == 3  # nothing done until a runner runs it
+
+
+def test_redrive_given_ids_and_a_filter_is_invalid(r: redis.Redis) -> None:
+    with pytest.raises(InvalidAction) as caught:
+        operations.redrive(ALICE, STREAM, ids=["1-0"], filter=DeadFilter(), client=r)
+    assert caught.value.field == "ids"
+
+
+def test_redrive_filter_dry_run_counts_matches_and_changes_nothing(r: redis.Redis) -> None:
+    dead_letters(r, 3, kind="demo.echo")
+    dead_letters(r, 2, kind="demo.fail", first=3)
+    out = operations.redrive(
+        ALICE, STREAM, filter=DeadFilter(type="demo.fail"), dry_run=True, client=r, keys=KEYS
+    )
+    assert (out.outcome, out.count, out.job_id) == ("dry-run", 2, None)
+    assert "2 dead letters match" in out.detail
+    assert r.xlen(DEAD) == 5 and not BulkJob.objects.exists()
+
+
+def test_preview_counts_letters_whose_event_already_ran(r: redis.Redis) -> None:
+    dead_letters(r, 3)
+    done_hash = event_hash(decode_envelope(event(0)))
+    r.hset(KEYS.gate(done_hash), mapping={"state": "done"})
+    AgentRun.objects.create(
+        event_hash=event_hash(decode_envelope(event(1))),
+        event_type="demo.echo",
+        stream=STREAM,
+        entry_id="2-0",
+        status=RunStatus.SUCCEEDED,
+        consumer="w1",
+    )
+    preview = operations.preview_redrive(STREAM, DeadFilter(), client=r, keys=KEYS)
+    assert preview == operations.Preview(matching=3, already_done=2, scanned=3, complete=True)
+
+
+def test_preview_stops_after_its_bound_and_says_so(r: redis.Redis) -> None:
+    dead_letters(r, 30)
+    preview = operations.preview_redrive(
+        STREAM, DeadFilter(reason="max-deliveries"), client=r, keys=KEYS, max_scanned=10
+    )
+    assert (preview.matching, preview.scanned, preview.complete) == (10, 10, False)
+
+
+def test_purge_requires_a_reason(r: redis.Redis) -> None:
+    dead = dead_letters(r, 1)
+    with pytest.raises(InvalidAction) as caught:
+        operations.purge(ALICE, STREAM, ids=dead, reason="", client=r)
+    assert caught.value.field == "reason"
+
+
+def test_purge_deletes_letters_and_records_the_reason(r: redis.Redis) -> None:
+    dead = dead_letters(r, 2)
+    out = operations.purge(ALICE, STREAM, ids=dead, reason="test data", client=r)
+    assert (out.outcome, out.count) == ("ok", 2)
+    assert r.xlen(DEAD) == 0 and r.xlen(STREAM) == 0
+    assert (only_record().action, only_record().reason) == ("purge", "test data")
+
+
+def test_purge_dry_run_counts_letters_still_there(r: redis.Redis) -> None:
+    dead = dead_letters(r, 3)
+    r.xdel(DEAD, dead[0])
+    out = operations.purge(ALICE, STREAM, ids=dead, reason="x", dry_run=True, client=r)
+    assert (out.outcome, out.count, out.skipped) == ("dry-run", 2, 1)
+    assert r.xlen(DEAD) == 2
+
+
+# -- pause, resume -------------------------------------------------------------------------
+
+
+def test_pause_sets_the_flag_and_resume_clears_it(r: redis.Redis) -> None:
+    paused = operations.pause(ALICE, STREAM, GROUP, client=r, keys=KEYS)
+    assert (paused.outcome, paused.count) == ("ok", 1)
+    assert r.get(KEYS.paused(STREAM, GROUP)).startswith("alice")
+    resumed = operations.resume(ALICE, STREAM, GROUP, client=r, keys=KEYS)
+    assert (resumed.outcome, resumed.count) == ("ok", 1)
+    assert not r.exists(KEYS.paused(STREAM, GROUP))
+    assert [a.action for a in AuditRecord.objects.order_by("pk")] == ["pause", "resume"]
+
+
+def test_pause_of_a_paused_group_says_who_paused_it(r: redis.Redis) -> None:
+    operations.pause(Actor("bob", Door.API), STREAM, GROUP, client=r, keys=KEYS)
+    again = operations.pause(ALICE, STREAM, GROUP, client=r, keys=KEYS)
+    assert (again.count, again.detail.startswith("already paused by bob")) == (0, True)
+
+
+def test_outcome_as_dict_is_json_ready(r: redis.Redis) -> None:
+    dead = dead_letters(r, 1)
+    out = operations.redrive(ALICE, STREAM, ids=dead, client=r, keys=KEYS)
+    data = json.loads(json.dumps(out.as_dict()))
+    assert set(data) == {
+        "action",
+        "stream",
+        "group",
+        "count",
+        "skipped",
+        "outcome",
+        "ids",
+        "new_ids",
+        "detail",
+        "job_id",
+        "audit_id",
+    }
+    assert (data["ids"], data["job_id"]) == (dead, None)
+
+
+# -- force re-run --------------------------------------------------------------------------
+
+
+def rerun_registry(runs: Counter[str]) -> Registry:
+    registry = Registry()
+
+    async def count(ev: Any, ctx: Any) -> int:
+        runs[ev.hash] += 1
+        return runs[ev.hash]
+
+    registry.register("test.count", AnyData, count)
+    return registry
+
+
+def publish_and_run(r: redis.Redis, url: str, config: EngineConfig, runs: Counter[str]) -> str:
+    raw = json.dumps({"type": "test.count", "source": "t", "id": "once", "data": {}})
+    r.xadd(STREAM, {"event": raw})
+    run_burst(url, config, rerun_registry(runs))
+    return event_hash(decode_envelope(raw))
+
+
+@pytest.mark.django_db(transaction=True)
+def test_force_rerun_runs_a_succeeded_event_once_more(
+    r: redis.Redis, redis_url: str, config: EngineConfig
+) -> None:
+    runs: Counter[str] = Counter()
+    h = publish_and_run(r, redis_url, config, runs)
+    out = operations.force_rerun(ALICE, h, "the model was wrong", client=r, keys=KEYS)
+    assert (out.outcome, out.count, out.stream, len(out.new_ids)) == ("ok", 1, STREAM, 1)
+    row = AgentRun.objects.get()
+    assert (row.status, row.error) == (
+        RunStatus.FAILED,
+        "force re-run by alice: the model was wrong",
+    )
+    run_burst(redis_url, config, rerun_registry(runs))
+    assert runs[h] == 2
+    row.refresh_from_db()
+    assert (row.status, row.result) == (RunStatus.SUCCEEDED, 2)
+
+
+def test_force_rerun_of_an_unknown_event_is_refused_and_recorded(r: redis.Redis) -> None:
+    with pytest.raises(ActionRefused, match="no run"):
+        operations.force_rerun(ALICE, "a" * 64, "why", client=r, keys=KEYS)
+    record = only_record()
+    assert (record.action, record.outcome, record.target) == (
+        "force-rerun",
+        "refused",
+        {"event_hash": "a" * 64},
+    )
+
+
+def make_run(r: redis.Redis, status: RunStatus = RunStatus.SUCCEEDED) -> tuple[str, str]:
+    """A finished run of a stream entry still there; returns (event hash, entry id)."""
+    raw = event(7)
+    entry_id = str(r.xadd(STREAM, {"event": raw}))
+    h = event_hash(decode_envelope(raw))
+    AgentRun.objects.create(
+        event_hash=h,
+        event_type="demo.echo",
+        stream=STREAM,
+        entry_id=entry_id,
+        status=status,
+        consumer="w1",
+        fence="w0/1-0#1",
+    )
+    r.hset(KEYS.gate(h), mapping={"state": "done", "token": 1})
+    return h, entry_id
+
+
+def test_force_rerun_of_a_running_event_is_refused(r: redis.Redis) -> None:
+    h, _ = make_run(r, RunStatus.RUNNING)
+    with pytest.raises(ActionRefused, match="running"):
+        operations.force_rerun(ALICE, h, "why", client=r, keys=KEYS)
+    assert AgentRun.objects.get().status == RunStatus.RUNNING
+    assert only_record().outcome == "refused"
+
+
+def test_force_rerun_clears_the_gate_and_the_fence(r: redis.Redis) -> None:
+    h, entry_id = make_run(r)
+    out = operations.force_rerun(ALICE, h, "why", client=r, keys=KEYS)
+    assert r.hget(KEYS.gate(h), "state") == "released"
+    assert AgentRun.objects.get().fence == ""
+    [(new_id, fields)] = r.xrange(STREAM, min=f"({entry_id}")
+    assert (list(out.new_ids), fields["rerun_of"], fields["event"]) == (
+        [new_id],
+        entry_id,
+        event(7),
+    )
+
+
+def test_force_rerun_takes_the_event_from_its_dead_letter(r: redis.Redis) -> None:
+    h, entry_id = make_run(r, RunStatus.DEAD)
+    r.xadd(DEAD, {"event": event(7), "stream": STREAM, "entry_id": entry_id, "reason": "x"})
+    r.xdel(STREAM, entry_id)
+    out = operations.force_rerun(ALICE, h, "why", client=r, keys=KEYS)
+    [(_, fields)] = r.xrange(STREAM)
+    assert (out.outcome, fields["event"]) == ("ok", event(7))
+
+
+def test_force_rerun_whose_event_is_gone_is_refused(r: redis.Redis) -> None:
+    h, entry_id = make_run(r)
+    r.xdel(STREAM, entry_id)
+    with pytest.raises(ActionRefused, match="gone"):
+        operations.force_rerun(ALICE, h, "why", client=r, keys=KEYS)
+    assert AgentRun.objects.get().status == RunStatus.SUCCEEDED  # nothing changed
+    assert r.hget(KEYS.gate(h), "state") == "done"
+
+
+def test_force_rerun_failing_half_way_records_what_was_done(r: redis.Redis) -> None:
+    h, _ = make_run(r)
+    # A stream at the largest possible id takes no new entry: the republish step fails.
+    r.xadd(STREAM, {"event": "{}"}, id="18446744073709551615-18446744073709551615")
+    with pytest.raises(ActionFailed):
+        operations.force_rerun(ALICE, h, "why", client=r, keys=KEYS)
+    record = only_record()
+    assert (record.outcome, record.count) == ("failed", 0)
+    assert record.detail.startswith("gate record cleared; run marked failed (was succeeded);")
+    assert "then failed" in record.detail
