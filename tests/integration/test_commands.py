@@ -28,7 +28,25 @@ def test_our_runworker_wins_over_channels() -> None:
 
 @pytest.mark.parametrize(
     "command",
-    ["runworker", "publish", "streams", "valkey", "demoproducer", "up", "prune_timeline"],
+    [
+        "runworker",
+        "publish",
+        "streams",
+        "valkey",
+        "demoproducer",
+        "up",
+        "prune_timeline",
+        "claim",
+        "retry",
+        "deadletter",
+        "redrive",
+        "purge",
+        "pause",
+        "resume",
+        "rerun",
+        "jobs",
+        "apitoken",
+    ],
 )
 def test_every_command_has_help(command: str) -> None:
     result = subprocess.run(

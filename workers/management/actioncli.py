@@ -1,0 +1,167 @@
+"""What the operator-action commands share: flags, the CLI actor, output, foreground jobs."""
+
+from __future__ import annotations
+
+import getpass
+import json
+import os
+import signal
+import socket
+import threading
+from argparse import ArgumentParser
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from typing import Any
+
+import redis
+from django.core.management.base import BaseCommand, CommandError
+
+from workers import jobs
+from workers.actions import DeadFilter
+from workers.audit import Actor, Outcome, Result
+from workers.errors import StreamdeskError
+from workers.models import BulkJob, Door, JobStatus
+from workers.runtime import engine_config, redis_client
+
+FAILED = (Result.FAILED, Result.PARTIAL, Result.CANCELLED)
+
+
+def cli_actor() -> Actor:
+    return Actor(f"cli:{getpass.getuser()}@{socket.gethostname()}", Door.CLI)
+
+
+def add_where(parser: ArgumentParser, group: bool = True) -> None:
+    parser.add_argument("--stream", help="the stream (default: the engine's, STREAMDESK_STREAM)")
+    if group:
+        parser.add_argument("--group", help="the consumer group (default: the engine's)")
+
+
+def add_output(parser: ArgumentParser, dry_run: bool = True, background: bool = False) -> None:
+    if dry_run:
+        parser.add_argument(
+            "--dry-run", action="store_true", help="change nothing; count what would be acted on"
+        )
+    if background:
+        parser.add_argument(
+            "--background",
+            action="store_true",
+            help="over 1,000 entries or a filter: only queue the bulk job (the console runs "
+            "it) instead of running it here with progress on stderr",
+        )
+    parser.add_argument("--json", action="store_true", help="print the outcome as one JSON object")
+
+
+def add_filter(parser: ArgumentParser) -> None:
+    parser.add_argument(
+        "--all", action="store_true", help="every dead letter (narrowed by the flags below)"
+    )
+    parser.add_argument("--type", default="", help="only events of this type")
+    parser.add_argument(
+        "--letter-reason",
+        default="",
+        help="only letters dead-lettered for this reason (max-deliveries, decode-error, ...)",
+    )
+    parser.add_argument("--since", help="dead-lettered at or after: ISO time (UTC) or epoch ms")
+    parser.add_argument("--until", help="dead-lettered before: ISO time (UTC) or epoch ms")
+
+
+def where(options: dict[str, Any]) -> tuple[str, str]:
+    config = engine_config()
+    return options.get("stream") or config.stream, options.get("group") or config.group
+
+
+def parse_time_ms(text: str | None, flag: str) -> int:
+    """Epoch milliseconds from ``1767225600000`` or an ISO time (UTC unless it says)."""
+    if not text:
+        return 0
+    if text.isdigit():
+        return int(text)
+    try:
+        at = datetime.fromisoformat(text)
+    except ValueError as exc:
+        raise CommandError(f"{flag}: {text!r} is neither an ISO time nor epoch ms") from exc
+    return int((at if at.tzinfo else at.replace(tzinfo=UTC)).timestamp() * 1000)
+
+
+def dead_filter(options: dict[str, Any]) -> DeadFilter | None:
+    """The filter the flags describe; None when no filter flag (nor ``--all``) was given."""
+    f = DeadFilter(
+        type=options["type"],
+        reason=options["letter_reason"],
+        since_ms=parse_time_ms(options["since"], "--since"),
+        until_ms=parse_time_ms(options["until"], "--until"),
+    )
+    return f if options["all"] or f != DeadFilter() else None
+
+
+def render(outcome: Outcome) -> str:
+    where = outcome.stream + (f" group {outcome.group}" if outcome.group else "")
+    verb = "would act on" if outcome.outcome == Result.DRY_RUN else "done"
+    line = f"{outcome.action} on {where}: {outcome.outcome}"
+    line += f", {verb} {outcome.count}" if verb != "done" else f", {outcome.count} done"
+    line += f", {outcome.skipped} skipped"
+    if outcome.detail:
+        line += f" ({outcome.detail})"
+    line += f" [audit #{outcome.audit_id}" + (
+        f", job #{outcome.job_id}]" if outcome.job_id else "]"
+    )
+    lines = [line, *(f"  {new_id}" for new_id in outcome.new_ids)]
+    return "\n".join(lines)
+
+
+def progress_line(job: BulkJob) -> str:
+    of = f" of ~{job.total}" if job.total is not None else ""
+    return f"job #{job.pk} {job.action}: {job.done} done{of}, {job.skipped} skipped"
+
+
+@contextmanager
+def interrupt_sets(stop: threading.Event) -> Iterator[None]:
+    """Ctrl-C stops a foreground job after its current batch instead of killing it."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, lambda *_: stop.set())
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+class ActionCommand(BaseCommand):
+    """Calls one operation, runs the bulk job it queued (unless ``--background``), prints."""
+
+    def perform(self, options: dict[str, Any], call: Callable[[], Outcome]) -> None:
+        try:
+            outcome = call()
+            if outcome.outcome == Result.QUEUED and not options.get("background"):
+                outcome = self.run_job(outcome.job_id or 0)
+        except (StreamdeskError, redis.RedisError) as exc:
+            raise CommandError(str(exc)) from exc
+        self.emit(outcome, options["json"])
+
+    def emit(self, outcome: Outcome, as_json: bool) -> None:
+        self.stdout.write(json.dumps(outcome.as_dict()) if as_json else render(outcome))
+        if outcome.outcome in FAILED:
+            raise CommandError(f"{outcome.action} {outcome.outcome}: {outcome.detail}")
+
+    def run_job(self, job_id: int) -> Outcome:
+        """Run a bulk job here, progress on stderr; Ctrl-C hands it back, queued."""
+        stop = threading.Event()
+        owner = f"{cli_actor().name}:{os.getpid()}"
+        with interrupt_sets(stop):
+            job = jobs.run(
+                job_id,
+                redis_client(),
+                engine_config().keys,
+                owner,
+                should_stop=stop.is_set,
+                progress=lambda j: self.stderr.write(progress_line(j)),
+            )
+        if stop.is_set() and job.status == JobStatus.QUEUED:
+            raise CommandError(
+                f"stopped after {job.done} entries: job #{job.pk} is queued again after its "
+                f"cursor; the console's runner resumes it (or: manage.py jobs --run {job.pk}; "
+                f"--cancel {job.pk} to drop it)"
+            )
+        return jobs.outcome(job)

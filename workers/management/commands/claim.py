@@ -1,0 +1,47 @@
+"""``manage.py claim``: move pending entries to another consumer, or remove a consumer."""
+
+from __future__ import annotations
+
+from argparse import ArgumentParser
+from typing import Any
+
+from django.core.management.base import CommandError
+
+from workers import operations
+from workers.management.actioncli import ActionCommand, add_output, add_where, cli_actor, where
+
+
+class Command(ActionCommand):
+    help = (
+        "Claim pending entries (IDS, or --all-of CONSUMER) to --to CONSUMER, delivery counts "
+        "unchanged; or --remove-consumer NAME (refused while it holds pending entries)."
+    )
+
+    def add_arguments(self, parser: ArgumentParser) -> None:
+        parser.add_argument("ids", nargs="*", help="pending entry ids")
+        parser.add_argument("--to", help="the consumer that takes the entries")
+        parser.add_argument("--all-of", metavar="CONSUMER", help="every entry this one holds")
+        parser.add_argument(
+            "--remove-consumer", metavar="NAME", help="delete a consumer with nothing pending"
+        )
+        add_where(parser)
+        add_output(parser, background=True)
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        stream, group = where(options)
+        actor, dry_run = cli_actor(), options["dry_run"]
+        ids, source, to = options["ids"], options["all_of"], options["to"] or ""
+        if options["remove_consumer"]:
+            if ids or source:
+                raise CommandError("--remove-consumer takes no ids and no --all-of")
+            name = options["remove_consumer"]
+            self.perform(options, lambda: operations.remove_consumer(actor, stream, group, name))
+        elif source:
+            if ids:
+                raise CommandError("give ids or --all-of, not both")
+            self.perform(
+                options,
+                lambda: operations.claim_all(actor, stream, group, source, to, dry_run),
+            )
+        else:
+            self.perform(options, lambda: operations.claim(actor, stream, group, ids, to, dry_run))

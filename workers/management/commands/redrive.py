@@ -1,0 +1,41 @@
+"""``manage.py redrive``: put dead letters back on their stream."""
+
+from __future__ import annotations
+
+from argparse import ArgumentParser
+from typing import Any
+
+from workers import operations
+from workers.management.actioncli import (
+    ActionCommand,
+    add_filter,
+    add_output,
+    add_where,
+    cli_actor,
+    dead_filter,
+    where,
+)
+
+
+class Command(ActionCommand):
+    help = (
+        "Redrive dead letters (IDS, or --all / a filter) to the stream: each is published once "
+        "with retry_of and deleted; an event that already ran is a gate hit, not a second run."
+    )
+
+    def add_arguments(self, parser: ArgumentParser) -> None:
+        parser.add_argument("ids", nargs="*", help="dead-letter ids (in <stream>:dead)")
+        add_filter(parser)
+        parser.add_argument("--reason", default="", help="why (kept in the audit record)")
+        add_where(parser, group=False)
+        add_output(parser, background=True)
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        stream, _ = where(options)
+        actor, ids, f = cli_actor(), options["ids"] or None, dead_filter(options)
+        self.perform(
+            options,
+            lambda: operations.redrive(
+                actor, stream, ids, f, options["dry_run"], reason=options["reason"]
+            ),
+        )

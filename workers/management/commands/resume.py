@@ -1,0 +1,21 @@
+"""``manage.py resume``: a paused group's workers read again."""
+
+from __future__ import annotations
+
+from argparse import ArgumentParser
+from typing import Any
+
+from workers import operations
+from workers.management.actioncli import ActionCommand, add_output, add_where, cli_actor, where
+
+
+class Command(ActionCommand):
+    help = "Resume a paused group: its workers read new entries again."
+
+    def add_arguments(self, parser: ArgumentParser) -> None:
+        add_where(parser)
+        add_output(parser, dry_run=False)
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        stream, group = where(options)
+        self.perform(options, lambda: operations.resume(cli_actor(), stream, group))
