@@ -5,19 +5,23 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 
 from console import realtime, sampler
+from console.roles import can_view
 
 MAX_SUBSCRIPTIONS = 100
 
 
 class DashboardConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]
     subscriptions: frozenset[str] = frozenset()
+    operate = False
 
     async def connect(self) -> None:
         user = self.scope.get("user")
-        if user is None or not user.is_authenticated or not user.is_staff:
+        # Permissions come from the database: not on the event loop.
+        if not await database_sync_to_async(can_view)(user):
             # Closing before accept refuses the handshake (HTTP 403): nothing is ever sent.
             await self.close()
             return
@@ -37,10 +41,19 @@ class DashboardConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]
         if isinstance(names, list):
             self.subscriptions = frozenset(str(n) for n in names[:MAX_SUBSCRIPTIONS])
 
+    def _variant(self, fragments: dict[str, str], name: str) -> str:
+        if self.operate:
+            return fragments.get(realtime.operator_variant(name), fragments[name])
+        return fragments[name]
+
     async def dashboard_tick(self, message: dict[str, Any]) -> None:
         fragments = message["fragments"]
         payload: realtime.TickPayload = {
             "at_ms": message["at_ms"],
-            "fragments": {k: v for k, v in fragments.items() if k in self.subscriptions},
+            "fragments": {
+                name: self._variant(fragments, name)
+                for name in self.subscriptions
+                if name in fragments
+            },
         }
         await self.send(text_data=json.dumps(payload))

@@ -38,9 +38,18 @@ def workers_key() -> str:
     return "workers"
 
 
+def jobs_key() -> str:
+    return "jobs"
+
+
 def stream_key(stream: str) -> str:
     return f"stream:{stream}"
 
 
 def group_key(stream: str, group: str) -> str:
     return f"group:{stream}:{group}"
+
+
+def operator_variant(key: str) -> str:
+    """The name of a fragment's variant with action buttons, sent to operators only."""
+    return f"{key}#operate"

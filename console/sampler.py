@@ -23,6 +23,15 @@ from console.history import POINTS_1M, POINTS_1S, History, HistoryStore
 from console.metrics import Point
 from console.sample import collect
 from workers.keys import Keys
+from workers.models import BulkJob
+
+RECENT_JOBS = 20
+
+
+def recent_jobs() -> list[BulkJob]:
+    """The newest bulk jobs, for the live jobs list (one indexed query a tick)."""
+    return list(BulkJob.objects.order_by("-created_at", "-id")[:RECENT_JOBS])
+
 
 log = logging.getLogger("streamdesk.console")
 
@@ -43,14 +52,24 @@ def render_fragments(view: overview.Overview) -> dict[str, str]:
             "console/_workers.html", {"workers": view.workers, "at_ms": view.at_ms}
         ),
     }
+    jobs = recent_jobs()
+    for operate in (False, True):
+        key = realtime.jobs_key()
+        fragments[realtime.operator_variant(key) if operate else key] = render_to_string(
+            "console/_jobs.html", {"jobs": jobs, "can_operate": operate}
+        )
     for row in view.streams:
         fragments[realtime.stream_key(row.info.name)] = render_to_string(
             "console/_stream_summary.html", {"row": row}
         )
         for group in row.groups:
-            fragments[realtime.group_key(row.info.name, group.info.name)] = render_to_string(
-                "console/_group_summary.html", {"row": row, "group": group}
-            )
+            key = realtime.group_key(row.info.name, group.info.name)
+            # Two variants: only operators' sockets get the one with action buttons.
+            for operate in (False, True):
+                fragments[realtime.operator_variant(key) if operate else key] = render_to_string(
+                    "console/_group_summary.html",
+                    {"row": row, "group": group, "can_operate": operate},
+                )
     return fragments
 
 
@@ -115,8 +134,10 @@ def ensure_running() -> None:
     loop = asyncio.get_running_loop()
     if _task is not None and not _task.done() and _task.get_loop() is loop:
         return
+    from console.background import ensure_job_runner
     from console.runtime import make_sampler
 
+    ensure_job_runner()
     _task = loop.create_task(make_sampler().run(), name="console-sampler")
 
 

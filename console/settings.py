@@ -75,6 +75,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "console.roles.context",
             ],
         },
     },
@@ -120,6 +121,9 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = os.environ.get("REDIS_URL", "")
 STREAMDESK = options_from_env()
+# The console runs bulk jobs (docs/actions.md) in a thread of its process; off: only
+# ``manage.py jobs --run`` does.
+STREAMDESK_JOB_RUNNER = env_bool("STREAMDESK_JOB_RUNNER", True)
 STREAMDESK_AGENT_MODULES = [
     m.strip() for m in os.environ.get("STREAMDESK_AGENT_MODULES", "").split(",") if m.strip()
 ]

@@ -2,9 +2,10 @@ from __future__ import annotations
 
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
-from django.urls import path
+from django.urls import include, path
 
-from console.views import dashboard, events, streams
+from console import api
+from console.views import actions, dashboard, events, records, streams
 
 urlpatterns = [
     path("", dashboard.overview_page, name="overview"),
@@ -14,6 +15,18 @@ urlpatterns = [
     path("streams/<str:stream>/dead/", streams.dead_letters_page, name="dead_letters"),
     path("streams/<str:stream>/entries/<str:entry_id>/", events.event_page, name="event"),
     path("events/<str:event_hash>/", events.event_by_hash_page, name="event_by_hash"),
+    path("events/<str:event_hash>/rerun/", actions.rerun_action, name="rerun"),
+    path(
+        "streams/<str:stream>/groups/<str:group>/act/<str:action>/",
+        actions.group_action,
+        name="group_action",
+    ),
+    path("streams/<str:stream>/dead/act/<str:action>/", actions.dead_action, name="dead_action"),
+    path("streams/<str:stream>/dead/preview/", records.dead_preview, name="dead_preview"),
+    path("jobs/", records.jobs_page, name="jobs"),
+    path("jobs/<int:job_id>/cancel/", records.cancel_job, name="job_cancel"),
+    path("audit/", records.audit_page, name="audit"),
+    path("api/", include(api.urlpatterns)),
     path(
         "login/",
         auth_views.LoginView.as_view(

@@ -35,6 +35,12 @@ def _thread_connections_close_after_use() -> None:
     connections["default"].settings_dict["CONN_MAX_AGE"] = 0
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _no_background_job_runner() -> None:
+    """In-process tests run bulk jobs explicitly; a daphne subprocess still runs its own."""
+    settings.STREAMDESK_JOB_RUNNER = False
+
+
 def private_server() -> PrivateServer | None:
     """The suite's own server, or None when the suite runs on ``REDIS_URL``."""
     return _private[0] if _private else None

@@ -1,4 +1,4 @@
-"""Who may see the console: signed-in staff, and no one else."""
+"""Who may see the console (viewers) and who may act on it (operators)."""
 
 from __future__ import annotations
 
@@ -8,10 +8,13 @@ from typing import Any
 
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponseBase
 from django_htmx.middleware import HtmxDetails
 
-View = Callable[..., HttpResponse]
+from console import background
+from console.roles import can_operate, can_view
+
+View = Callable[..., HttpResponseBase]
 
 
 class HtmxHttpRequest(HttpRequest):
@@ -20,16 +23,30 @@ class HtmxHttpRequest(HttpRequest):
     htmx: HtmxDetails
 
 
-def staff_required(view: View) -> View:
-    """Anonymous users go to the login page; signed-in non-staff users get 403."""
+def viewer_required(view: View) -> View:
+    """Anonymous users go to the login page; users who may not view get 403."""
 
     @functools.wraps(view)
-    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-        user = request.user
-        if not user.is_authenticated:
+    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
+        if not request.user.is_authenticated:
             return redirect_to_login(request.get_full_path())
-        if not (user.is_active and user.is_staff):
-            raise PermissionDenied("The console is for staff users.")
+        if not can_view(request.user):
+            raise PermissionDenied("The console is for staff, viewers and operators.")
+        background.ensure_job_runner()
+        return view(request, *args, **kwargs)
+
+    return wrapper
+
+
+def operator_required(view: View) -> View:
+    """Like viewer_required, and 403 for anyone who may not act (viewers)."""
+
+    @functools.wraps(view)
+    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
+        if not request.user.is_authenticated:
+            return redirect_to_login(request.get_full_path())
+        if not can_operate(request.user):
+            raise PermissionDenied("Only operators may act on streams; you may view them.")
         return view(request, *args, **kwargs)
 
     return wrapper

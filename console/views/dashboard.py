@@ -9,7 +9,7 @@ from console import overview, realtime
 from console.history import HistoryStore
 from console.runtime import keys
 from console.sample import collect
-from console.views.access import staff_required
+from console.views.access import viewer_required
 from workers.runtime import engine_config, redis_client
 
 
@@ -21,7 +21,7 @@ def current_overview() -> overview.Overview:
     return overview.build(sample, history, engine_config().claim_idle_ms)
 
 
-@staff_required
+@viewer_required
 def overview_page(request: HttpRequest) -> HttpResponse:
     view = current_overview()
     return render(
@@ -31,7 +31,7 @@ def overview_page(request: HttpRequest) -> HttpResponse:
     )
 
 
-@staff_required
+@viewer_required
 def workers_page(request: HttpRequest) -> HttpResponse:
     view = current_overview()
     return render(

@@ -6,11 +6,11 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from console import browse, events
-from console.views.access import staff_required
+from console.views.access import viewer_required
 from workers.runtime import redis_client
 
 
-@staff_required
+@viewer_required
 def event_page(request: HttpRequest, stream: str, entry_id: str) -> HttpResponse:
     if not browse.valid_id(entry_id):
         raise Http404(f"{entry_id!r} is not a stream entry id.")
@@ -20,7 +20,7 @@ def event_page(request: HttpRequest, stream: str, entry_id: str) -> HttpResponse
     return render(request, "console/event.html", {"event": view, "live": []})
 
 
-@staff_required
+@viewer_required
 def event_by_hash_page(request: HttpRequest, event_hash: str) -> HttpResponse:
     view = events.by_hash(event_hash)
     if view is None:

@@ -10,7 +10,7 @@ from django.shortcuts import render
 from console import browse, realtime
 from console.forms import BrowseForm, PendingForm
 from console.overview import GroupRow, StreamRow
-from console.views.access import HtmxHttpRequest, staff_required
+from console.views.access import HtmxHttpRequest, viewer_required
 from console.views.dashboard import current_overview
 from workers.runtime import redis_client
 
@@ -27,7 +27,7 @@ def _bad_request(request: HttpRequest, form: BrowseForm | PendingForm) -> HttpRe
     return render(request, "console/bad_request.html", {"form": form}, status=400)
 
 
-@staff_required
+@viewer_required
 def stream_page(request: HtmxHttpRequest, stream: str) -> HttpResponse:
     form = BrowseForm(request.GET)
     if not form.is_valid():
@@ -58,7 +58,7 @@ def _filter_query(form: PendingForm) -> str:
     return urlencode({k: v for k, v in keep.items() if v not in (None, "")})
 
 
-@staff_required
+@viewer_required
 def group_page(request: HtmxHttpRequest, stream: str, group: str) -> HttpResponse:
     form = PendingForm(request.GET)
     if not form.is_valid():
@@ -81,7 +81,7 @@ def group_page(request: HtmxHttpRequest, stream: str, group: str) -> HttpRespons
     return render(request, template, context)
 
 
-@staff_required
+@viewer_required
 def dead_letters_page(request: HtmxHttpRequest, stream: str) -> HttpResponse:
     form = BrowseForm(request.GET)
     if not form.is_valid():

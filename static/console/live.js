@@ -83,3 +83,12 @@
 
   connect();
 })();
+
+// "Select all on this page" checkboxes.
+document.addEventListener("change", (event) => {
+  const box = event.target.closest("[data-select-all]");
+  if (!box) return;
+  for (const item of document.querySelectorAll(`input[name="ids"][form="${box.dataset.selectAll}"]`)) {
+    item.checked = box.checked;
+  }
+});

@@ -29,6 +29,36 @@ def staff_client(staff: User) -> Client:
     return client
 
 
+def member_of(username: str, group: str) -> User:
+    from django.contrib.auth.models import Group
+
+    from console.roles import ensure_role_groups
+
+    ensure_role_groups()  # transactional tests flush the groups the migration made
+    user = User.objects.create_user(username, password=f"pw-{username}")
+    user.groups.add(Group.objects.get(name=group))
+    return user
+
+
+@pytest.fixture
+def operator(db: Any) -> User:
+    return member_of("ops", "operators")
+
+
+@pytest.fixture
+def operator_client(operator: User) -> Client:
+    client = Client()
+    client.force_login(operator)
+    return client
+
+
+@pytest.fixture
+def viewer_client(db: Any) -> Client:
+    client = Client()
+    client.force_login(member_of("watcher", "viewers"))
+    return client
+
+
 @pytest.fixture
 def plain_client(db: Any) -> Client:
     """Signed in, but not staff."""

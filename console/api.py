@@ -1,0 +1,235 @@
+"""``/api/``: the operator actions as JSON, for scripts (docs/api.md).
+
+Authenticate with the console session (and its CSRF token) or ``Authorization: Bearer
+<token>`` (``manage.py apitoken create``). Viewers may read; every action needs an operator.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Callable
+from typing import Any
+
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.middleware.csrf import CsrfViewMiddleware
+from django.urls import path
+from django.utils import timezone
+from django.views.decorators.csrf import csrf_exempt
+
+from console import action_forms, services
+from console.roles import can_operate, can_view
+from console.runtime import keys
+from console.sample import collect
+from workers import jobs
+from workers.errors import ActionRefused, StreamdeskError
+from workers.models import ApiToken, BulkJob, Door
+from workers.runtime import redis_client
+from workers.tokens import hash_token
+
+JsonView = Callable[..., JsonResponse]
+
+
+def error(status: int, message: str, **extra: Any) -> JsonResponse:
+    return JsonResponse({"error": message, **extra}, status=status)
+
+
+def _token_user(request: HttpRequest) -> Any:
+    header = request.headers.get("Authorization", "")
+    if not header.startswith("Bearer "):
+        return None
+    token = (
+        ApiToken.objects.select_related("user")
+        .filter(key_hash=hash_token(header.removeprefix("Bearer ").strip()))
+        .first()
+    )
+    if token is None or not token.user.is_active:
+        return None
+    ApiToken.objects.filter(pk=token.pk).update(last_used_at=timezone.now())
+    return token.user
+
+
+def _csrf_failure(request: HttpRequest) -> HttpResponse | None:
+    check = CsrfViewMiddleware(lambda r: HttpResponse())
+    check.process_request(request)
+    return check.process_view(request, lambda r: HttpResponse(), (), {})
+
+
+def api_view(*, operate: bool) -> Callable[[JsonView], JsonView]:
+    """Token or session auth (session writes need CSRF); 401, then 403 for the wrong role."""
+
+    def decorate(view: JsonView) -> JsonView:
+        @csrf_exempt
+        @functools.wraps(view)
+        def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> JsonResponse:
+            user = _token_user(request)
+            if user is None and "Authorization" in request.headers:
+                return error(401, "invalid or revoked API token")
+            if user is None:
+                user = request.user
+                if request.method == "POST" and user.is_authenticated and _csrf_failure(request):
+                    return error(403, "CSRF check failed: send the X-CSRFToken header")
+            if not user.is_authenticated:
+                return error(401, "authenticate with a session or 'Authorization: Bearer <token>'")
+            allowed = can_operate(user) if operate else can_view(user)
+            if not allowed:
+                return error(403, "operators only" if operate else "viewers only")
+            request.user = user
+            return view(request, *args, **kwargs)
+
+        return wrapper
+
+    return decorate
+
+
+def _body(request: HttpRequest) -> dict[str, Any] | None:
+    try:
+        data = json.loads(request.body or b"{}")
+    except ValueError:
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _outcome(call: Callable[[], Any]) -> JsonResponse:
+    try:
+        outcome = call()
+    except ActionRefused as exc:
+        return error(409, str(exc))
+    except StreamdeskError as exc:
+        return error(400, str(exc))
+    return JsonResponse(outcome.as_dict(), status=202 if outcome.job_id else 200)
+
+
+def _form_errors(form: Any) -> JsonResponse:
+    field, messages = next(iter(form.errors.items()))
+    return error(400, f"{field}: {messages[0]}", fields=form.errors)
+
+
+@api_view(operate=True)
+def group_action(request: HttpRequest, stream: str, group: str, action: str) -> JsonResponse:
+    spec = services.GROUP_ACTIONS.get(action)
+    data = _body(request)
+    if spec is None:
+        return error(404, f"no action {action!r}", actions=sorted(services.GROUP_ACTIONS))
+    if data is None:
+        return error(400, "the body must be a JSON object")
+    form = spec.form(data)
+    if not form.is_valid():
+        return _form_errors(form)
+    who = services.actor(request.user, Door.API)
+    return _outcome(lambda: spec.call(who, {"stream": stream, "group": group}, form.cleaned_data))
+
+
+@api_view(operate=True)
+def dead_action(request: HttpRequest, stream: str, action: str) -> JsonResponse:
+    spec = services.DEAD_ACTIONS.get(action)
+    data = _body(request)
+    if spec is None:
+        return error(404, f"no action {action!r}", actions=sorted(services.DEAD_ACTIONS))
+    if data is None:
+        return error(400, "the body must be a JSON object")
+    form = spec.form(data)
+    if not form.is_valid():
+        return _form_errors(form)
+    who = services.actor(request.user, Door.API)
+    return _outcome(lambda: spec.call(who, {"stream": stream}, form.cleaned_data, form))
+
+
+@api_view(operate=False)
+def dead_preview(request: HttpRequest, stream: str) -> JsonResponse:
+    data = request.GET.copy()
+    data["all"] = "on"
+    form = action_forms.DeadFilterForm(data)
+    if not form.is_valid():
+        return _form_errors(form)
+    p = services.preview(stream, form)
+    return JsonResponse(
+        {
+            "matching": p.matching,
+            "already_done": p.already_done,
+            "scanned": p.scanned,
+            "complete": p.complete,
+        }
+    )
+
+
+@api_view(operate=True)
+def rerun(request: HttpRequest, event_hash: str) -> JsonResponse:
+    data = _body(request) or {}
+    form = action_forms.RerunForm(data)
+    if not form.is_valid():
+        return _form_errors(form)
+    return _outcome(
+        lambda: services.rerun(request.user, Door.API, event_hash, form.cleaned_data["reason"])
+    )
+
+
+def _job(job: BulkJob) -> dict[str, Any]:
+    fields = (
+        "id",
+        "action",
+        "stream",
+        "group",
+        "status",
+        "cancel_requested",
+        "cursor",
+        "total",
+        "done",
+        "skipped",
+        "created_by",
+        "door",
+        "reason",
+        "error",
+    )
+    out: dict[str, Any] = {f: getattr(job, f) for f in fields}
+    for f in ("created_at", "started_at", "finished_at"):
+        value = getattr(job, f)
+        out[f] = value.isoformat() if value else None
+    return out
+
+
+@api_view(operate=False)
+def job_detail(request: HttpRequest, job_id: int) -> JsonResponse:
+    job = BulkJob.objects.filter(pk=job_id).first()
+    return JsonResponse(_job(job)) if job else error(404, f"no job {job_id}")
+
+
+@api_view(operate=True)
+def job_cancel(request: HttpRequest, job_id: int) -> JsonResponse:
+    return _outcome(lambda: jobs.cancel(services.actor(request.user, Door.API), job_id))
+
+
+@api_view(operate=False)
+def streams(request: HttpRequest) -> JsonResponse:
+    sample = collect(redis_client(), keys())
+    return JsonResponse({"at_ms": sample.at_ms, "streams": [_stream(s) for s in sample.streams]})
+
+
+def _stream(s: Any) -> dict[str, Any]:
+    return {
+        "name": s.name,
+        "length": s.length,
+        "dead_letters": s.dead_letters,
+        "counters": s.counters,
+        "groups": [
+            {
+                "name": g.name,
+                "pending": g.pending,
+                "lag": g.lag,
+                "consumers": len(g.consumers),
+                "oldest_pending_idle_ms": g.oldest_pending_idle_ms,
+            }
+            for g in s.groups
+        ],
+    }
+
+
+urlpatterns = [
+    path("streams/", streams, name="api_streams"),
+    path("streams/<str:stream>/groups/<str:group>/<str:action>/", group_action, name="api_group"),
+    path("streams/<str:stream>/dead/preview/", dead_preview, name="api_dead_preview"),
+    path("streams/<str:stream>/dead/<str:action>/", dead_action, name="api_dead"),
+    path("events/<str:event_hash>/rerun/", rerun, name="api_rerun"),
+    path("jobs/<int:job_id>/", job_detail, name="api_job"),
+    path("jobs/<int:job_id>/cancel/", job_cancel, name="api_job_cancel"),
+]

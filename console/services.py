@@ -1,0 +1,144 @@
+"""Every operator action the console and the API offer: its form and its engine call.
+
+The views never branch on what was posted: the URL names an action, this table says which
+form validates it and which function of ``workers.operations`` does it, so the console, the
+API and the command line share one implementation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from django import forms
+
+from console import action_forms as f
+from workers import operations
+from workers.actions import DeadFilter
+from workers.models import Door
+from workers.operations import Actor, Outcome
+
+Call = Callable[[Actor, dict[str, Any], dict[str, Any]], Outcome]
+
+
+@dataclass(frozen=True, slots=True)
+class Action:
+    label: str
+    form: type[forms.Form]
+    call: Call
+    # Destructive or bulk: the console asks before posting.
+    confirm: str = ""
+
+
+def actor(user: Any, door: Door) -> Actor:
+    return Actor(user.get_username(), door)
+
+
+def _dead_filter(form: forms.Form) -> DeadFilter:
+    assert isinstance(form, f.DeadFilterForm)
+    return DeadFilter(**form.filter_kwargs())
+
+
+GROUP_ACTIONS: dict[str, Action] = {
+    "claim": Action(
+        "Claim",
+        f.ClaimForm,
+        lambda a, where, d: operations.claim(
+            a, where["stream"], where["group"], d["ids"], d["consumer"], dry_run=d["dry_run"]
+        ),
+    ),
+    "claim-all": Action(
+        "Claim all entries of a consumer",
+        f.ClaimAllForm,
+        lambda a, where, d: operations.claim_all(
+            a,
+            where["stream"],
+            where["group"],
+            d["from_consumer"],
+            d["to_consumer"],
+            dry_run=d["dry_run"],
+        ),
+        confirm="Claim every pending entry of this consumer?",
+    ),
+    "remove-consumer": Action(
+        "Remove consumer",
+        f.ConsumerForm,
+        lambda a, where, d: operations.remove_consumer(
+            a, where["stream"], where["group"], d["consumer"]
+        ),
+        confirm="Remove this consumer? Refused while it has pending entries.",
+    ),
+    "retry": Action(
+        "Retry now",
+        f.IdsForm,
+        lambda a, where, d: operations.retry_now(
+            a, where["stream"], where["group"], d["ids"], dry_run=d["dry_run"]
+        ),
+    ),
+    "deadletter": Action(
+        "Dead-letter",
+        f.DeadLetterForm,
+        lambda a, where, d: operations.dead_letter(
+            a, where["stream"], where["group"], d["ids"], d["reason"], dry_run=d["dry_run"]
+        ),
+        confirm="Move the selected entries to the dead letters?",
+    ),
+    "pause": Action(
+        "Pause",
+        f.GroupForm,
+        lambda a, where, d: operations.pause(a, where["stream"], where["group"]),
+        confirm="Pause this group? Workers stop taking new entries within a second.",
+    ),
+    "resume": Action(
+        "Resume",
+        f.GroupForm,
+        lambda a, where, d: operations.resume(a, where["stream"], where["group"]),
+    ),
+}
+
+
+def _redrive(a: Actor, where: dict[str, Any], d: dict[str, Any], form: forms.Form) -> Outcome:
+    if d.get("all"):
+        return operations.redrive(
+            a, where["stream"], filter=_dead_filter(form), dry_run=d["dry_run"]
+        )
+    return operations.redrive(a, where["stream"], ids=d["ids"], dry_run=d["dry_run"])
+
+
+def _purge(a: Actor, where: dict[str, Any], d: dict[str, Any], form: forms.Form) -> Outcome:
+    if d.get("all"):
+        return operations.purge(
+            a,
+            where["stream"],
+            filter=_dead_filter(form),
+            reason=d["reason"],
+            dry_run=d["dry_run"],
+        )
+    return operations.purge(
+        a, where["stream"], ids=d["ids"], reason=d["reason"], dry_run=d["dry_run"]
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class DeadAction:
+    label: str
+    form: type[forms.Form]
+    call: Callable[[Actor, dict[str, Any], dict[str, Any], forms.Form], Outcome]
+    confirm: str = ""
+
+
+DEAD_ACTIONS: dict[str, DeadAction] = {
+    "redrive": DeadAction("Retry", f.DeadFilterForm, _redrive),
+    "purge": DeadAction(
+        "Purge", f.PurgeForm, _purge, confirm="Delete these dead letters for good?"
+    ),
+}
+
+
+def preview(stream: str, form: f.DeadFilterForm) -> operations.Preview:
+    return operations.preview_redrive(stream, DeadFilter(**form.filter_kwargs()))
+
+
+def rerun(user: Any, door: Door, event_hash: str, reason: str) -> Outcome:
+    return operations.force_rerun(actor(user, door), event_hash, reason)

@@ -1,0 +1,228 @@
+"""The console's and the API's doors to the operator actions: roles, outcomes, audit."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+import redis
+from django.test import Client
+
+from tests.console.conftest import STREAM
+from tests.integration.helpers import xadd
+from workers.keys import dead_stream
+from workers.models import AuditRecord, BulkJob
+from workers.tokens import new_token
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+GROUP = f"/streams/{STREAM}/groups/agents/"
+ACT = f"{GROUP}act/"
+DEAD = f"/streams/{STREAM}/dead/"
+API_GROUP = f"/api/streams/{STREAM}/groups/agents/"
+HTMX = {"HX-Request": "true"}
+
+
+def pending_entries(r: redis.Redis, count: int = 4) -> list[str]:
+    ids = [xadd(r, {"type": "demo.echo", "id": f"e{n}", "data": {"n": n}}) for n in range(count)]
+    r.xgroup_create(STREAM, "agents", id="0")
+    r.xreadgroup("agents", "gone-worker", {STREAM: ">"})
+    r.sadd("streamdesk:stats:streams", STREAM)
+    return ids
+
+
+def dead_letters(r: redis.Redis, count: int = 3) -> list[str]:
+    r.sadd("streamdesk:stats:streams", STREAM)
+    return [
+        str(
+            r.xadd(
+                dead_stream(STREAM),
+                {
+                    "event": json.dumps({"type": "demo.echo", "id": f"d{n}", "data": {"n": n}}),
+                    "stream": STREAM,
+                    "group": "agents",
+                    "entry_id": f"{n + 1}-0",
+                    "deliveries": "5",
+                    "reason": "max-deliveries",
+                    "error": "boom",
+                    "dead_at": "",
+                    "by": "w",
+                },
+            )
+        )
+        for n in range(count)
+    ]
+
+
+def test_group_page_operator_sees_buttons(r: redis.Redis, operator_client: Client) -> None:
+    pending_entries(r)
+    body = operator_client.get(GROUP).content.decode()
+    assert "Retry now" in body and "Claim all" in body and "Pause group" in body
+
+
+def test_group_page_viewer_sees_no_buttons(r: redis.Redis, viewer_client: Client) -> None:
+    pending_entries(r)
+    response = viewer_client.get(GROUP)
+    body = response.content.decode()
+    assert response.status_code == 200
+    assert "Retry now" not in body and "Claim all" not in body and "Pause group" not in body
+    assert 'name="ids"' not in body
+
+
+def test_dead_letters_viewer_sees_no_buttons(r: redis.Redis, viewer_client: Client) -> None:
+    dead_letters(r)
+    body = viewer_client.get(DEAD).content.decode()
+    assert "Retry all matching" not in body and 'name="ids"' not in body
+
+
+@pytest.mark.parametrize(
+    ("url", "data"),
+    [
+        (f"{ACT}claim/", {"ids": ["1-0"], "consumer": "x"}),
+        (f"{ACT}retry/", {"ids": ["1-0"]}),
+        (f"{ACT}deadletter/", {"ids": ["1-0"], "reason": "r"}),
+        (f"{ACT}pause/", {}),
+        (f"{DEAD}act/redrive/", {"ids": ["1-0"]}),
+        (f"{DEAD}act/purge/", {"ids": ["1-0"], "reason": "r"}),
+        (f"/events/{'0' * 64}/rerun/", {"reason": "r"}),
+        ("/jobs/1/cancel/", {}),
+    ],
+)
+def test_action_viewer_is_forbidden(
+    r: redis.Redis, viewer_client: Client, url: str, data: dict[str, Any]
+) -> None:
+    assert viewer_client.post(url, data).status_code == 403
+    assert not AuditRecord.objects.exists()
+
+
+def test_action_needs_post(r: redis.Redis, operator_client: Client) -> None:
+    assert operator_client.get(f"{ACT}retry/").status_code == 405
+
+
+def test_retry_now_from_the_console_is_audited(r: redis.Redis, operator_client: Client) -> None:
+    ids = pending_entries(r)
+    response = operator_client.post(f"{ACT}retry/", {"ids": ids[:2]}, headers=HTMX)
+    assert response.status_code == 200
+    assert "2 done" in response.content.decode()
+    assert response["HX-Trigger"] == "streamdesk:changed"
+    record = AuditRecord.objects.get()
+    assert (record.actor, record.door, record.action, record.count) == (
+        "ops",
+        "console",
+        "retry",
+        2,
+    )
+
+
+def test_claim_moves_entries(r: redis.Redis, operator_client: Client) -> None:
+    ids = pending_entries(r)
+    operator_client.post(f"{ACT}claim/", {"ids": ids[:3], "consumer": "rescuer"}, headers=HTMX)
+    owners = {
+        p["message_id"]: p["consumer"] for p in r.xpending_range(STREAM, "agents", "-", "+", 10)
+    }
+    assert [owners[i] for i in ids] == ["rescuer"] * 3 + ["gone-worker"]
+
+
+def test_dead_letter_needs_a_reason(r: redis.Redis, operator_client: Client) -> None:
+    ids = pending_entries(r)
+    response = operator_client.post(f"{ACT}deadletter/", {"ids": ids[:1]}, headers=HTMX)
+    assert response.status_code == 400
+    assert "reason" in response.content.decode()
+    assert r.xlen(dead_stream(STREAM)) == 0
+
+
+def test_remove_consumer_with_pending_is_refused(r: redis.Redis, operator_client: Client) -> None:
+    pending_entries(r)
+    response = operator_client.post(
+        f"{ACT}remove-consumer/", {"consumer": "gone-worker"}, headers=HTMX
+    )
+    assert response.status_code == 409
+    assert len(r.xinfo_consumers(STREAM, "agents")) == 1
+
+
+def test_redrive_one_dead_letter_in_one_click(r: redis.Redis, operator_client: Client) -> None:
+    dead = dead_letters(r)
+    response = operator_client.post(f"{DEAD}act/redrive/", {"ids": [dead[0]]}, headers=HTMX)
+    assert response.status_code == 200
+    [(_, fields)] = r.xrange(STREAM)
+    assert fields["retry_of"] == dead[0]
+    assert [i for i, _ in r.xrange(dead_stream(STREAM))] == dead[1:]
+
+
+def test_preview_counts_matching_dead_letters(r: redis.Redis, operator_client: Client) -> None:
+    dead_letters(r, 3)
+    body = operator_client.get(f"{DEAD}preview/", {"reason_is": "max-deliveries"}).content.decode()
+    assert "3 dead letters match" in body
+
+
+def test_audit_page_and_csv(r: redis.Redis, operator_client: Client) -> None:
+    ids = pending_entries(r)
+    operator_client.post(f"{ACT}retry/", {"ids": ids[:1]}, headers=HTMX)
+    body = operator_client.get("/audit/", {"action": "retry"}).content.decode()
+    assert "retry" in body and "ops" in body
+    csv_lines = b"".join(operator_client.get("/audit/", {"format": "csv"}).streaming_content)
+    lines = csv_lines.decode().splitlines()
+    assert lines[0].startswith("at,actor,door,action") and len(lines) == 2
+
+
+def test_api_token_runs_an_action(r: redis.Redis, operator: Any) -> None:
+    from workers.models import ApiToken
+
+    ids = pending_entries(r)
+    token, key_hash, prefix = new_token()
+    ApiToken.objects.create(user=operator, name="t", key_hash=key_hash, prefix=prefix)
+    response = Client().post(
+        f"{API_GROUP}retry/",
+        {"ids": ids},
+        content_type="application/json",
+        headers={"Authorization": f"Bearer {token}"},
+    )
+    assert response.status_code == 200, response.content
+    assert response.json()["count"] == 4
+    assert AuditRecord.objects.get().door == "api"
+
+
+def test_api_bad_token_is_401(r: redis.Redis) -> None:
+    response = Client().post(
+        f"{API_GROUP}retry/",
+        {"ids": []},
+        content_type="application/json",
+        headers={"Authorization": "Bearer sd_nope"},
+    )
+    assert response.status_code == 401
+
+
+def test_api_viewer_is_403(r: redis.Redis, viewer_client: Client) -> None:
+    assert viewer_client.get("/api/streams/").status_code == 200
+    response = viewer_client.post(f"{API_GROUP}pause/", {}, content_type="application/json")
+    assert response.status_code == 403
+
+
+def test_api_session_post_needs_csrf(r: redis.Redis, operator: Any) -> None:
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(operator)
+    response = client.post(f"{API_GROUP}pause/", {}, content_type="application/json")
+    assert response.status_code == 403
+    assert "CSRF" in response.json()["error"]
+
+
+def test_api_invalid_input_names_the_field(r: redis.Redis, operator_client: Client) -> None:
+    response = operator_client.post(
+        f"{API_GROUP}claim/", {"ids": ["nope"], "consumer": "x"}, content_type="application/json"
+    )
+    assert response.status_code == 400
+    assert response.json()["error"].startswith("ids:")
+
+
+def test_bulk_redrive_by_filter_is_a_job(r: redis.Redis, operator_client: Client) -> None:
+    dead_letters(r, 3)
+    response = operator_client.post(
+        f"/api/streams/{STREAM}/dead/redrive/",
+        {"all": True, "reason_is": "max-deliveries"},
+        content_type="application/json",
+    )
+    assert response.status_code == 202, response.content
+    job = BulkJob.objects.get(pk=response.json()["job_id"])
+    assert job.status == "queued" and job.action == "redrive"
+    assert "Cancel" in operator_client.get("/jobs/").content.decode()
