@@ -162,9 +162,25 @@ def dead_letter(
         ids,
         dry_run,
         would=lambda: lookup.still_pending(c, stream, group, ids),
-        act=lambda: actions.dead_letter(c, stream, group, ids, reason, actor.name, keys=k),
+        act=lambda: _on_timeline(
+            c,
+            stream,
+            actions.dead_letter(c, stream, group, ids, reason, actor.name, keys=k),
+            f"by {actor.name}: {reason}",
+        ),
         job_params={},
     )
+
+
+def _on_timeline(
+    client: redis.Redis, stream: str, result: actions.ActionResult, detail: str
+) -> actions.ActionResult:
+    """A dead letter by hand shows on the event's timeline like the engine's own."""
+    if result.done:
+        from workers.timeline import insert_dead_lettered_by_hand
+
+        insert_dead_lettered_by_hand(client, stream, result.done, detail)
+    return result
 
 
 def redrive(

@@ -226,3 +226,14 @@ def test_bulk_redrive_by_filter_is_a_job(r: redis.Redis, operator_client: Client
     job = BulkJob.objects.get(pk=response.json()["job_id"])
     assert job.status == "queued" and job.action == "redrive"
     assert "Cancel" in operator_client.get("/jobs/").content.decode()
+
+
+def test_dead_letter_by_hand_shows_on_the_timeline(r: redis.Redis, operator_client: Client) -> None:
+    ids = pending_entries(r)
+    response = operator_client.post(
+        f"{ACT}deadletter/", {"ids": ids[:1], "reason": "bad customer data"}, headers=HTMX
+    )
+    assert response.status_code == 200, response.content
+    assert r.xlen(dead_stream(STREAM)) == 1
+    body = operator_client.get(f"/streams/{STREAM}/entries/{ids[0]}/").content.decode()
+    assert "kind-dead_lettered" in body and "by ops: bad customer data" in body
