@@ -134,6 +134,9 @@ class Health:
 def group_health(group: GroupInfo, claim_idle_ms: int) -> Health:
     reasons = []
     level = "ok"
+    if group.paused_by:
+        reasons.append(f"paused by {group.paused_by}")
+        level = "warn"
     if group.oldest_pending_idle_ms is not None and group.oldest_pending_idle_ms > claim_idle_ms:
         reasons.append("oldest pending entry idle longer than the claim idle time")
         level = "bad"

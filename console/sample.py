@@ -7,7 +7,7 @@ XPENDING summary and the engine's counters, in three pipelined round trips, O(st
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import redis
@@ -45,6 +45,8 @@ class GroupInfo:
     last_delivered_id: str
     oldest_pending_id: str | None
     oldest_pending_idle_ms: int | None
+    # Who paused the group and when ("alice at ..."), or None while it runs.
+    paused_by: str | None = None
 
     @property
     def live_consumers(self) -> int:
@@ -107,7 +109,7 @@ def collect(client: redis.Redis, keys: Keys, extra_streams: tuple[str, ...] = ()
     stream_replies, heartbeats = _streams_and_workers(client, keys, names, worker_names)
     workers = _workers(heartbeats, worker_names)
     live = {w.consumer for w in workers}
-    groups = _groups(client, names, stream_replies, live)
+    groups = _groups(client, keys, names, stream_replies, live)
     streams = [
         _stream_info(name, reply, groups.get(name, []))
         for name, reply in zip(names, stream_replies, strict=True)
@@ -178,11 +180,13 @@ def _workers(heartbeats: list[dict[str, str]], seen_ms: dict[str, int]) -> list[
 
 def _groups(
     client: redis.Redis,
+    keys: Keys,
     names: list[str],
     stream_replies: list[tuple[Any, Any, Any, Any]],
     live: set[str],
 ) -> dict[str, list[GroupInfo]]:
-    """XINFO CONSUMERS and the oldest pending entry of every group, in one round trip."""
+    """XINFO CONSUMERS, the oldest pending entry and the pause flag of every group, in one
+    round trip."""
     found: list[tuple[str, dict[str, Any]]] = []
     for name, (info, groups, _, _) in zip(names, stream_replies, strict=True):
         if isinstance(info, dict) and isinstance(groups, list):
@@ -193,11 +197,15 @@ def _groups(
         for stream, group in found:
             pipe.xinfo_consumers(stream, group["name"])
             pipe.xpending_range(stream, group["name"], min="-", max="+", count=1)
+            pipe.get(keys.paused(stream, str(group["name"])))
         replies = pipe.execute(raise_on_error=False)
     out: dict[str, list[GroupInfo]] = {}
     for i, (stream, group) in enumerate(found):
-        consumers, oldest = replies[2 * i], replies[2 * i + 1]
-        out.setdefault(stream, []).append(_group_info(stream, group, consumers, oldest, live))
+        consumers, oldest, paused = replies[3 * i : 3 * i + 3]
+        info = _group_info(stream, group, consumers, oldest, live)
+        if isinstance(paused, str):
+            info = replace(info, paused_by=paused)
+        out.setdefault(stream, []).append(info)
     return out
 
 

@@ -1,8 +1,12 @@
 from __future__ import annotations
 
-from django.contrib import admin
+import csv
+from typing import Any
 
-from workers.models import AgentRun, TimelineStep
+from django.contrib import admin
+from django.http import HttpRequest, HttpResponse
+
+from workers.models import AgentRun, ApiToken, AuditRecord, BulkJob, TimelineStep
 
 
 @admin.register(AgentRun)
@@ -25,4 +29,64 @@ class TimelineStepAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
         return False
 
     def has_change_permission(self, request: object, obj: object = None) -> bool:
+        return False
+
+
+@admin.action(description="Export selected as CSV")
+def export_csv(modeladmin: Any, request: HttpRequest, queryset: Any) -> HttpResponse:
+    fields = [f.name for f in queryset.model._meta.fields]
+    response = HttpResponse(content_type="text/csv")
+    response["Content-Disposition"] = (
+        f'attachment; filename="{queryset.model._meta.model_name}.csv"'
+    )
+    writer = csv.writer(response)
+    writer.writerow(fields)
+    for row in queryset.iterator(chunk_size=2000):
+        writer.writerow([getattr(row, f) for f in fields])
+    return response
+
+
+class ReadOnly(admin.ModelAdmin):  # type: ignore[type-arg]
+    """Records of what happened: nobody edits them by hand."""
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return False
+
+
+@admin.register(AuditRecord)
+class AuditRecordAdmin(ReadOnly):
+    list_display = (
+        "at",
+        "actor",
+        "door",
+        "action",
+        "stream",
+        "group",
+        "count",
+        "skipped",
+        "outcome",
+    )
+    list_filter = ("action", "outcome", "door")
+    search_fields = ("actor", "stream", "reason")
+    date_hierarchy = "at"
+    actions = [export_csv]
+
+
+@admin.register(BulkJob)
+class BulkJobAdmin(ReadOnly):
+    list_display = ("id", "action", "stream", "status", "done", "skipped", "total", "created_by")
+    list_filter = ("status", "action")
+
+
+@admin.register(ApiToken)
+class ApiTokenAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
+    """Tokens are created with ``manage.py apitoken create`` (shown once); here they are revoked."""
+
+    list_display = ("name", "prefix", "user", "created_at", "last_used_at")
+    readonly_fields = ("name", "prefix", "user", "key_hash", "created_at", "last_used_at")
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
         return False

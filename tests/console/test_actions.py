@@ -237,3 +237,31 @@ def test_dead_letter_by_hand_shows_on_the_timeline(r: redis.Redis, operator_clie
     assert r.xlen(dead_stream(STREAM)) == 1
     body = operator_client.get(f"/streams/{STREAM}/entries/{ids[0]}/").content.decode()
     assert "kind-dead_lettered" in body and "by ops: bad customer data" in body
+
+
+def test_paused_group_says_so(r: redis.Redis, operator_client: Client) -> None:
+    pending_entries(r)
+    operator_client.post(f"{ACT}pause/", {}, headers=HTMX)
+    body = operator_client.get(GROUP).content.decode()
+    assert "<strong>Paused</strong> by ops" in body
+    assert "paused by ops" in operator_client.get("/").content.decode()
+    operator_client.post(f"{ACT}resume/", {}, headers=HTMX)
+    assert "<strong>Paused</strong>" not in operator_client.get(GROUP).content.decode()
+
+
+def test_admin_exports_audit_as_csv(r: redis.Redis, db: Any) -> None:
+    from django.contrib.auth.models import User
+
+    ids = pending_entries(r)
+    admin_user = User.objects.create_superuser("root", "", "pw-root")
+    client = Client()
+    client.force_login(admin_user)
+    client.post(f"{ACT}retry/", {"ids": ids[:1]}, headers=HTMX)
+    record = AuditRecord.objects.get()
+    assert client.get("/admin/workers/auditrecord/").status_code == 200
+    response = client.post(
+        "/admin/workers/auditrecord/",
+        {"action": "export_csv", "_selected_action": [record.pk]},
+    )
+    assert response["Content-Type"] == "text/csv"
+    assert b"retry" in response.content and b"root" in response.content
