@@ -25,7 +25,7 @@ class EngineConfig:
     prefix: str = keys.DEFAULT_PREFIX
     concurrency: int = 16
     batch_size: int = 100
-    block_ms: int = 1_000
+    block_ms: int = 500
     max_deliveries: int = 5
     claim_idle_ms: int = 60_000
     lease_ms: int = 30_000
