@@ -43,7 +43,11 @@ class AgentRun(models.Model):
     error = models.TextField(blank=True, default="")
 
     class Meta:
-        indexes = [models.Index(fields=["status", "-created_at"], name="agentrun_status_created")]
+        indexes = [
+            models.Index(fields=["status", "-created_at"], name="agentrun_status_created"),
+            # The event page of an entry trimmed from its stream finds its run by entry id.
+            models.Index(fields=["stream", "entry_id"], name="agentrun_entry"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.event_type} {self.event_hash[:12]} {self.status}"
