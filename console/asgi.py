@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import os
+from typing import Any
 
 from django.core.asgi import get_asgi_application
 
@@ -17,6 +19,7 @@ from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E40
 from django.conf import settings  # noqa: E402
 from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler  # noqa: E402
 
+from console import background  # noqa: E402
 from console.routing import websocket_urlpatterns  # noqa: E402
 
 # In development daphne serves /static/ itself; in production run collectstatic and let the
@@ -27,9 +30,25 @@ http_app = (
     else django_asgi_app
 )
 
+
+class StartsJobRunner:
+    """Starts the bulk-job runner with the first request of any kind (a health check will
+    do), so a restarted console resumes its jobs without waiting for a browser."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+        self.started = False
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> Any:
+        if not self.started:
+            self.started = True
+            await asyncio.to_thread(background.ensure_job_runner)
+        return await self.app(scope, receive, send)
+
+
 application = ProtocolTypeRouter(
     {
-        "http": http_app,
+        "http": StartsJobRunner(http_app),
         "websocket": AllowedHostsOriginValidator(
             AuthMiddlewareStack(URLRouter(websocket_urlpatterns))
         ),

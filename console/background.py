@@ -1,4 +1,4 @@
-"""The console process's bulk-job runner: one thread, started by the first page or socket.
+"""The console process's bulk-job runner: one thread, started by the first request.
 
 Jobs live in the database with a lease, so a restarted console (or another one) resumes
 them after their cursor; ``manage.py jobs --run ID`` runs one in the foreground instead.

@@ -11,7 +11,6 @@ from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponseBase
 from django_htmx.middleware import HtmxDetails
 
-from console import background
 from console.roles import can_operate, can_view
 
 View = Callable[..., HttpResponseBase]
@@ -32,7 +31,6 @@ def viewer_required(view: View) -> View:
             return redirect_to_login(request.get_full_path())
         if not can_view(request.user):
             raise PermissionDenied("The console is for staff, viewers and operators.")
-        background.ensure_job_runner()
         return view(request, *args, **kwargs)
 
     return wrapper
