@@ -265,3 +265,64 @@ def test_admin_exports_audit_as_csv(r: redis.Redis, db: Any) -> None:
     )
     assert response["Content-Type"] == "text/csv"
     assert b"retry" in response.content and b"root" in response.content
+
+
+def test_claim_all_then_remove_the_orphan(r: redis.Redis, operator_client: Client) -> None:
+    pending_entries(r)
+    r.xgroup_createconsumer(STREAM, "agents", "alive")
+    response = operator_client.post(
+        f"{ACT}claim-all/", {"from_consumer": "gone-worker", "to_consumer": "alive"}, headers=HTMX
+    )
+    assert response.status_code == 200, response.content
+    assert r.xpending(STREAM, "agents")["consumers"] == [{"name": "alive", "pending": 4}]
+    response = operator_client.post(
+        f"{ACT}remove-consumer/", {"consumer": "gone-worker"}, headers=HTMX
+    )
+    assert response.status_code == 200
+    assert [c["name"] for c in r.xinfo_consumers(STREAM, "agents")] == ["alive"]
+
+
+def test_purge_from_the_console_needs_a_reason(r: redis.Redis, operator_client: Client) -> None:
+    dead = dead_letters(r, 2)
+    assert operator_client.post(f"{DEAD}act/purge/", {"ids": dead}, headers=HTMX).status_code == 400
+    response = operator_client.post(
+        f"{DEAD}act/purge/", {"ids": dead[:1], "reason": "test data"}, headers=HTMX
+    )
+    assert response.status_code == 200
+    assert [i for i, _ in r.xrange(dead_stream(STREAM))] == dead[1:]
+    assert AuditRecord.objects.get().reason == "test data"
+
+
+def test_dry_run_changes_nothing(r: redis.Redis, operator_client: Client) -> None:
+    dead = dead_letters(r, 2)
+    response = operator_client.post(
+        f"/api/streams/{STREAM}/dead/redrive/",
+        {"ids": dead, "dry_run": True},
+        content_type="application/json",
+    )
+    assert response.json()["outcome"] == "dry-run" and response.json()["count"] == 2
+    assert r.xlen(dead_stream(STREAM)) == 2 and not r.exists(STREAM)
+
+
+def test_force_rerun_from_the_event_page(
+    r: redis.Redis, operator_client: Client, traffic: list[str]
+) -> None:
+    from workers.models import AgentRun
+
+    run = AgentRun.objects.get(entry_id=traffic[0])
+    url = f"/events/{run.event_hash}/rerun/"
+    assert operator_client.post(url, {}, headers=HTMX).status_code == 400  # no reason
+    response = operator_client.post(url, {"reason": "model upgraded"}, headers=HTMX)
+    assert response.status_code == 200, response.content
+    assert r.xlen(STREAM) == len(traffic) + 1  # re-published
+    assert AgentRun.objects.get(pk=run.pk).status == "failed"
+
+
+def test_cancel_a_job_from_the_console(r: redis.Redis, operator_client: Client) -> None:
+    dead_letters(r, 3)
+    job_id = operator_client.post(
+        f"/api/streams/{STREAM}/dead/redrive/", {"all": True}, content_type="application/json"
+    ).json()["job_id"]
+    response = operator_client.post(f"/jobs/{job_id}/cancel/", {}, headers=HTMX)
+    assert response.status_code == 200, response.content
+    assert BulkJob.objects.get(pk=job_id).status == "cancelled"
