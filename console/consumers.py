@@ -9,7 +9,7 @@ from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 
 from console import realtime, sampler
-from console.roles import can_view
+from console.roles import can_operate, can_view
 
 MAX_SUBSCRIPTIONS = 100
 
@@ -25,6 +25,8 @@ class DashboardConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]
             # Closing before accept refuses the handshake (HTTP 403): nothing is ever sent.
             await self.close()
             return
+        # Operators get the fragments' variants with action buttons.
+        self.operate = await database_sync_to_async(can_operate)(user)
         await self.channel_layer.group_add(realtime.DASHBOARD_GROUP, self.channel_name)
         await self.accept()
         sampler.ensure_running()
