@@ -1,0 +1,40 @@
+"""The agent of the console's action tests: it fails while a downstream service is "down".
+
+Loaded by ``runworker`` subprocesses through ``STREAMDESK_AGENT_MODULES``. The test process
+does not import it (that would add its type to the test process's default registry).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from typing import Any
+
+import redis
+from pydantic import BaseModel, ConfigDict
+
+from workers.registry import agent
+
+# Set while the downstream service is down: every run of browser.flaky fails.
+OUTAGE_KEY = "browser:outage"
+
+
+class FlakyData(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+
+class DownstreamOutage(RuntimeError):
+    pass
+
+
+@functools.cache
+def client() -> redis.Redis:
+    return redis.Redis.from_url(os.environ["REDIS_URL"], decode_responses=True)
+
+
+@agent("browser.flaky", schema=FlakyData)
+def flaky(event: Any, ctx: Any) -> dict[str, Any]:
+    """Fails during the outage, returns its data once it is over (a sync agent, in a thread)."""
+    if client().exists(OUTAGE_KEY):
+        raise DownstreamOutage("the downstream service is down")
+    return dict(event.data.model_dump())
