@@ -43,9 +43,6 @@ def _view(
     text = pretty_json(raw) if raw is not None else ""
     truncated = not full and len(text) > PREVIEW_CHARS
     event_hash = browse.hash_of(raw) if raw is not None else (run.event_hash if run else None)
-    steps = steps_for(event_hash) if event_hash else []
-    if entry_id and browse.valid_id(entry_id):
-        steps = [published_step(stream, entry_id), *steps]
     return EventView(
         stream=stream,
         entry_id=entry_id,
@@ -60,8 +57,17 @@ def _view(
             run.event_type if run else "", run.subject if run else "", run.source if run else "", 0
         ),
         run=run if run is not None else _run(event_hash),
-        steps=steps,
+        steps=timeline(event_hash, stream, entry_id),
     )
+
+
+def timeline(event_hash: str | None, stream: str, entry_id: str) -> list[Step]:
+    """The stored steps plus a ``published`` step for every entry that carried the event
+    (the original and any redrive or re-run), in time order."""
+    steps = steps_for(event_hash) if event_hash else []
+    entries = {(s.stream, s.entry_id) for s in steps} | {(stream, entry_id)}
+    published = [published_step(st, e) for st, e in sorted(entries) if browse.valid_id(e)]
+    return sorted([*published, *steps], key=lambda s: (s.at, s.kind != "published"))
 
 
 def _run(event_hash: str | None) -> AgentRun | None:
@@ -79,8 +85,13 @@ def by_entry(client: redis.Redis, stream: str, entry_id: str, full: bool = False
     return _view(stream, entry_id, raw, run, full)
 
 
-def by_hash(event_hash: str) -> EventView | None:
+def by_hash(client: redis.Redis, event_hash: str) -> EventView | None:
+    """The event of a run, with its envelope if its last entry is still in the stream."""
     run = _run(event_hash)
     if run is None:
         return None
-    return _view(run.stream, run.entry_id, None, run, False)
+    fields = (
+        browse.entry(client, run.stream, run.entry_id) if browse.valid_id(run.entry_id) else None
+    )
+    raw = fields.get(EVENT_FIELD) if fields else None
+    return _view(run.stream, run.entry_id, raw, run, False)

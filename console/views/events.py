@@ -22,7 +22,7 @@ def event_page(request: HttpRequest, stream: str, entry_id: str) -> HttpResponse
 
 @viewer_required
 def event_by_hash_page(request: HttpRequest, event_hash: str) -> HttpResponse:
-    view = events.by_hash(event_hash)
+    view = events.by_hash(redis_client(), event_hash)
     if view is None:
         raise Http404("No run is recorded for this event hash.")
     return render(request, "console/event.html", {"event": view, "live": []})

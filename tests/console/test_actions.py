@@ -326,3 +326,21 @@ def test_cancel_a_job_from_the_console(r: redis.Redis, operator_client: Client) 
     response = operator_client.post(f"/jobs/{job_id}/cancel/", {}, headers=HTMX)
     assert response.status_code == 200, response.content
     assert BulkJob.objects.get(pk=job_id).status == "cancelled"
+
+
+def test_event_by_hash_after_a_redrive_shows_both_entries_in_order(
+    r: redis.Redis, operator_client: Client, traffic: list[str]
+) -> None:
+    from workers.models import AgentRun
+
+    [(dead_id, _)] = r.xrange(dead_stream(STREAM))
+    operator_client.post(f"{DEAD}act/redrive/", {"ids": [dead_id]}, headers=HTMX)
+    [(new_id, _)] = r.xrevrange(STREAM, count=1)
+    run = AgentRun.objects.get(entry_id=traffic[3])
+    AgentRun.objects.filter(pk=run.pk).update(entry_id=new_id)  # as the retry's delivery would
+    body = operator_client.get(f"/events/{run.event_hash}/").content.decode()
+    assert "no longer holds" not in body
+    kinds = [k for k in body.split('class="kind-')[1:]]
+    order = [k.split('"', 1)[0] for k in kinds]
+    assert order[0] == "published" and order.count("published") == 2
+    assert order.index("dead_lettered") < len(order) - 1 - order[::-1].index("published")
