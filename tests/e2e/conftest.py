@@ -9,6 +9,9 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+import redis
+
+from tests.e2e.console_server import Console
 
 ROOT = Path(__file__).resolve().parents[2]
 TIMINGS = ["--claim-idle-ms", "1500", "--lease-ms", "1000", "--concurrency", "8"]
@@ -56,3 +59,13 @@ def wait_for(condition: Callable[[], bool], timeout_s: float = 30, what: str = "
             return
         time.sleep(0.05)
     raise AssertionError(f"timed out after {timeout_s} s waiting for {what}")
+
+
+@pytest.fixture
+def console(r: redis.Redis, worker_env: dict[str, str], tmp_path: Path) -> Iterator[Console]:
+    server = Console(worker_env, tmp_path / "daphne.log")
+    try:
+        wait_for(server.ready, what="daphne to serve /login/")
+        yield server
+    finally:
+        server.stop()

@@ -18,11 +18,11 @@ from playwright.sync_api import Browser, Page, expect, sync_playwright
 
 from console.roles import ensure_role_groups
 from tests.e2e.conftest import Workers, wait_for
+from tests.e2e.console_server import Console
 from tests.e2e.test_console_browser import (
     CHROMIUM,
     STREAM_PATH,
     WAIT_MS,
-    Console,
     new_page,
     processed,
     screenshot,
@@ -51,16 +51,6 @@ pytestmark = [
     pytest.mark.django_db(transaction=True),
     pytest.mark.skipif(not CHROMIUM.exists(), reason=f"no Chromium at {CHROMIUM} (apt chromium)"),
 ]
-
-
-@pytest.fixture
-def console(r: redis.Redis, worker_env: dict[str, str], tmp_path: Path) -> Iterator[Console]:
-    server = Console(worker_env, tmp_path / "daphne.log")
-    try:
-        wait_for(server.ready, what="daphne to serve /login/")
-        yield server
-    finally:
-        server.stop()
 
 
 @pytest.fixture

@@ -4,11 +4,6 @@ Playwright, against the suite's Redis and test database."""
 from __future__ import annotations
 
 import re
-import signal
-import subprocess
-import sys
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,9 +13,9 @@ import redis
 from django.contrib.auth import get_user_model
 from playwright.sync_api import Browser, Locator, Page, ViewportSize, expect, sync_playwright
 
-from tests.e2e.conftest import ROOT, Workers, wait_for
+from tests.e2e.conftest import Workers, wait_for
+from tests.e2e.console_server import Console
 from tests.integration.helpers import STREAM, counters
-from workers.embedded import free_port
 from workers.producer import publish
 
 # Debian's Chromium: Playwright's own browser download is not available here.
@@ -52,55 +47,6 @@ PROBE_WEBSOCKET = """
   setTimeout(() => resolve(seen), 5000);
 })
 """
-
-
-class Console:
-    """A daphne subprocess serving the console on a free loopback port."""
-
-    def __init__(self, env: dict[str, str], log: Path) -> None:
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        self.log = log
-        cmd = [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(self.port)]
-        with open(log, "wb") as out:  # the child keeps its own fd
-            self.proc = subprocess.Popen(
-                [*cmd, "console.asgi:application"],
-                cwd=ROOT,
-                env=env,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-            )
-
-    def ready(self) -> bool:
-        if self.proc.poll() is not None:
-            raise AssertionError(f"daphne exited {self.proc.returncode}:\n{self.output()}")
-        try:
-            with urllib.request.urlopen(f"{self.url}/login/", timeout=2) as response:
-                return bool(response.status == 200)
-        except (urllib.error.URLError, ConnectionError, TimeoutError):
-            return False
-
-    def output(self) -> str:
-        return self.log.read_text(errors="replace")
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(timeout=10)
-
-
-@pytest.fixture
-def console(r: redis.Redis, worker_env: dict[str, str], tmp_path: Path) -> Iterator[Console]:
-    server = Console(worker_env, tmp_path / "daphne.log")
-    try:
-        wait_for(server.ready, what="daphne to serve /login/")
-        yield server
-    finally:
-        server.stop()
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ import pytest
 import redis
 
 from tests.e2e.conftest import wait_for
-from tests.e2e.test_console_browser import Console
+from tests.e2e.console_server import Console
 from tests.integration.helpers import STREAM
 from workers import jobs, operations
 from workers.actions import DeadFilter
