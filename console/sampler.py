@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import redis
 from channels.layers import get_channel_layer
+from django.db import close_old_connections
 from django.template.loader import render_to_string
 
 from console import metrics, overview, realtime
@@ -86,6 +87,13 @@ class Sampler:
 
     def tick(self) -> Tick | None:
         """One sample; rendered fragments if this console is the one that broadcasts."""
+        try:
+            return self._tick()
+        finally:
+            # Ticks run in executor threads: give back a connection past its age.
+            close_old_connections()
+
+    def _tick(self) -> Tick | None:
         if not self._seeded:
             seed = self.history.read()
             self.recent.extend(seed.recent)

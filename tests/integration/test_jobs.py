@@ -9,6 +9,7 @@ from datetime import timedelta
 
 import pytest
 import redis
+from django.db import connection
 from django.utils import timezone
 
 from tests.integration.entries import GROUP, STREAM, dead_letters, pending_entries
@@ -225,6 +226,8 @@ def test_two_runners_never_run_the_same_job(r: redis.Redis) -> None:
             jobs.run(job.pk, r, KEYS, owner, batch=100)
         except JobNotRunnable:
             refused.append(owner)
+        finally:
+            connection.close()  # this thread's own connection
 
     threads = [threading.Thread(target=runner, args=(f"runner-{i}",)) for i in range(2)]
     for t in threads:
