@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test test-fast lint typecheck bench bench-console clean install
+.PHONY: run test test-fast lint typecheck bench bench-console bench-actions clean install
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -31,6 +31,9 @@ bench: $(STAMP)
 
 bench-console: $(STAMP)
 	$(PY) bench/console.py
+
+bench-actions: $(STAMP)
+	$(PY) bench/actions.py
 
 clean:
 	-$(PY) manage.py valkey stop

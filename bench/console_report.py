@@ -1,7 +1,8 @@
 """The "Console at 1,000,000 entries" block of docs/benchmarks.md, and keeping it there.
 
 ``make bench`` regenerates the engine sections of docs/benchmarks.md as a whole; the console
-block sits between two markers, and both writers leave the other's part as it was.
+block sits between two markers, and every writer leaves the others' parts as they were
+(bench/sections.py).
 """
 
 from __future__ import annotations
@@ -12,12 +13,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from bench import sections
 from bench.console_load import Built
 from bench.console_ws import GRACE_S, SETTLE_S, FanOut
 from bench.machine import Machine
 
 BEGIN = "<!-- console benchmark: begin (written by bench/console.py; make bench keeps it) -->"
 END = "<!-- console benchmark: end -->"
+SECTION = sections.Section(BEGIN, END)
 TARGET_MS = 50.0
 LARGE, SMALL = "large", "small"
 
@@ -354,15 +357,4 @@ Reproduce: `make bench-console` (= `.venv/bin/python bench/console.py`);
 
 def splice(document: str, block: str) -> str:
     """``document`` with its console block replaced by ``block`` (appended if it has none)."""
-    start, end = document.find(BEGIN), document.find(END)
-    if start != -1 and end > start:
-        return document[:start] + block.rstrip("\n") + document[end + len(END) :]
-    return document.rstrip("\n") + "\n\n" + block
-
-
-def carry_over(old_document: str, new_document: str) -> str:
-    """The engine report ``new_document`` with the console block of ``old_document``."""
-    start, end = old_document.find(BEGIN), old_document.find(END)
-    if start == -1 or end < start:
-        return new_document
-    return splice(new_document, old_document[start : end + len(END)] + "\n")
+    return sections.splice(document, block, SECTION)
