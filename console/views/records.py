@@ -15,10 +15,11 @@ from console.sampler import recent_jobs
 from console.views.access import HtmxHttpRequest, operator_required, viewer_required
 from console.views.actions import _answer, _run
 from workers import jobs
+from workers.audit import Action, Result
 from workers.models import AuditRecord, Door
 
 AUDIT_PAGE = 100
-OUTCOMES = ("ok", "partial", "refused", "failed", "dry-run", "queued", "cancelled")
+OUTCOMES = tuple(r.value for r in Result)
 CSV_COLUMNS = (
     "at",
     "actor",
@@ -89,21 +90,7 @@ def audit_page(request: HttpRequest) -> HttpResponse | StreamingHttpResponse:
             "more": len(page) > AUDIT_PAGE,
             "form": form,
             "query": urlencode(keep),
-            "actions": sorted(
-                {
-                    "claim",
-                    "claim-all",
-                    "remove-consumer",
-                    "retry",
-                    "deadletter",
-                    "redrive",
-                    "purge",
-                    "rerun",
-                    "pause",
-                    "resume",
-                    "cancel",
-                }
-            ),
+            "actions": [a.value for a in Action],
             "outcomes": OUTCOMES,
             "page": "audit",
             "live": [],
