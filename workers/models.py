@@ -173,3 +173,36 @@ class ApiToken(models.Model):
 
     def __str__(self) -> str:
         return f"{self.name} ({self.prefix}…) for {self.user}"
+
+
+class OutboxEvent(models.Model):
+    """An event written in the same transaction as the change it describes (``workers/outbox.py``).
+
+    The relay (``workers/relay.py``) publishes unsent rows in id order with ``id`` as the
+    event id, then sets ``sent_at``: a rolled-back change leaves no row, so publishes nothing.
+    """
+
+    created_at = models.DateTimeField(auto_now_add=True)
+    stream = models.CharField(max_length=256)
+    type = models.CharField(max_length=256)
+    source = models.CharField(max_length=256, default="outbox")
+    subject = models.CharField(max_length=256, blank=True, default="")
+    data = models.JSONField()
+    context = models.JSONField(null=True, blank=True)
+    idempotency_key = models.CharField(max_length=512, blank=True, default="")
+    sent_at = models.DateTimeField(null=True, blank=True)
+    # Failed relay attempts (Redis down...) and the last error, for operators.
+    attempts = models.PositiveIntegerField(default=0)
+    last_error = models.TextField(blank=True, default="")
+
+    class Meta:
+        indexes = [
+            # The relay's only query: unsent rows in id order. Partial, so it stays small.
+            models.Index(
+                fields=["id"], condition=models.Q(sent_at__isnull=True), name="outbox_unsent"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        state = "sent" if self.sent_at else "unsent"
+        return f"outbox {self.pk} {self.type} {self.subject} ({state})"
