@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 from argparse import ArgumentParser
 from typing import Any
 
@@ -11,9 +12,11 @@ from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 
 from workers.errors import StreamdeskError
+from workers.management.commands.relay import relay_config
 from workers.registry import default_registry
+from workers.relay import Relay
 from workers.runs import RunStore
-from workers.runtime import engine_config, redis_url
+from workers.runtime import engine_config, redis_client, redis_url
 from workers.serve import serve
 
 
@@ -56,6 +59,11 @@ class Command(BaseCommand):
             dest="drain_timeout_s",
             help="seconds to let in-flight agents finish on shutdown (default 30)",
         )
+        parser.add_argument(
+            "--relay",
+            action="store_true",
+            help="also publish the transactional outbox's rows (manage.py relay), in a thread",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         unapplied = unapplied_migrations()
@@ -79,8 +87,21 @@ class Command(BaseCommand):
             )
         }
         overrides["burst"] = options["burst"] or None
+        stop_relay = threading.Event()
+        relay = self.start_relay(stop_relay) if options["relay"] else None
         try:
             config = engine_config(**overrides)
             asyncio.run(serve(config, redis_url(), default_registry, RunStore()))
         except StreamdeskError as exc:
             raise CommandError(str(exc)) from exc
+        finally:
+            # The worker has stopped (a signal, or --burst found nothing): so does the relay.
+            stop_relay.set()
+            if relay is not None:
+                relay.join()
+
+    def start_relay(self, stop: threading.Event) -> threading.Thread:
+        relay = Relay(redis_client(), relay_config())
+        thread = threading.Thread(target=relay.run_forever, args=(stop,), name="relay")
+        thread.start()
+        return thread
