@@ -78,3 +78,15 @@ class JobNotRunnable(StreamdeskError):
 
 class ActionFailed(StreamdeskError):
     """An operator action failed part way; its audit record says what was done before."""
+
+
+class WebhookError(StreamdeskError):
+    """A webhook delivery was refused; nothing was published."""
+
+
+class SignatureInvalid(WebhookError):
+    """The signature is missing, malformed, wrong, or its timestamp is outside the window."""
+
+
+class PayloadInvalid(WebhookError):
+    """The body is not UTF-8 JSON, nests too deep, or does not map to a valid event."""

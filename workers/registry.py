@@ -22,10 +22,17 @@ class AgentSpec:
     schema: builtins.type[BaseModel]
     handler: Handler
     is_async: bool
+    # A schema-only type (webhook mappings): publish validates it, a real agent replaces it.
+    placeholder: bool = False
 
     @property
     def name(self) -> str:
         return f"{self.handler.__module__}.{self.handler.__qualname__}"
+
+
+async def _no_agent(event: Any, ctx: Any) -> None:
+    """The handler of a schema-only type: nothing to do yet."""
+    return None
 
 
 class Registry:
@@ -36,9 +43,19 @@ class Registry:
 
     def register(self, event_type: str, schema: type[BaseModel], handler: Handler) -> AgentSpec:
         existing = self._specs.get(event_type)
-        if existing is not None and existing.handler is not handler:
+        if existing is not None and not existing.placeholder and existing.handler is not handler:
             raise ValueError(f"event type {event_type!r} already has an agent: {existing.name}")
         spec = AgentSpec(event_type, schema, handler, inspect.iscoroutinefunction(handler))
+        self._specs[event_type] = spec
+        return spec
+
+    def register_schema(self, event_type: str, schema: type[BaseModel]) -> AgentSpec:
+        """A type events may be published with before any agent handles it: a worker runs a
+        no-op for its events until an agent is registered (which replaces this one)."""
+        existing = self._specs.get(event_type)
+        if existing is not None:
+            return existing
+        spec = AgentSpec(event_type, schema, _no_agent, True, placeholder=True)
         self._specs[event_type] = spec
         return spec
 
