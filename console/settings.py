@@ -48,6 +48,8 @@ INSTALLED_APPS = [
     "channels",
     "django_htmx",
     "console",
+    # The outbox example (docs/outbox.md): a Ticket model and its triage agent.
+    "workers.examples.tickets",
 ]
 
 MIDDLEWARE = [
