@@ -21,6 +21,7 @@ from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler  # noqa: 
 
 from console import background  # noqa: E402
 from console.routing import websocket_urlpatterns  # noqa: E402
+from console.webhook_limit import LimitWebhookBodies  # noqa: E402
 
 # In development daphne serves /static/ itself; in production run collectstatic and let the
 # proxy (or STREAMDESK_SERVE_STATIC=1) serve them.
@@ -48,7 +49,9 @@ class StartsJobRunner:
 
 application = ProtocolTypeRouter(
     {
-        "http": StartsJobRunner(http_app),
+        "http": StartsJobRunner(
+            LimitWebhookBodies(http_app, settings.STREAMDESK_WEBHOOK_MAX_BYTES)
+        ),
         "websocket": AllowedHostsOriginValidator(
             AuthMiddlewareStack(URLRouter(websocket_urlpatterns))
         ),

@@ -14,6 +14,7 @@ from pathlib import Path
 import dj_database_url
 
 from workers.config import options_from_env
+from workers.webhooks.config import DEFAULT_MAX_BYTES, DEFAULT_MAX_DEPTH, load_sources_file
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 STREAMDESK_DATA_DIR = Path(os.environ.get("STREAMDESK_DATA_DIR", BASE_DIR / ".streamdesk"))
@@ -129,6 +130,26 @@ STREAMDESK_JOB_RUNNER = env_bool("STREAMDESK_JOB_RUNNER", True)
 STREAMDESK_AGENT_MODULES = [
     m.strip() for m in os.environ.get("STREAMDESK_AGENT_MODULES", "").split(",") if m.strip()
 ]
+
+# Signed webhooks (docs/webhooks.md): POST /hooks/<source>/. Sources come from a JSON or TOML
+# file; in DEBUG without one, a "demo" source (generic HMAC, secret "dev-webhook-secret")
+# turns posted JSON into demo.echo events.
+_webhooks_file = os.environ.get("STREAMDESK_WEBHOOKS_FILE", "")
+STREAMDESK_WEBHOOKS: dict[str, object] = (
+    load_sources_file(_webhooks_file)
+    if _webhooks_file
+    else (
+        {"demo": {"scheme": "hmac", "secret": "dev-webhook-secret", "event_type": "demo.echo"}}
+        if DEBUG
+        else {}
+    )
+)
+STREAMDESK_WEBHOOK_MAX_BYTES = int(
+    os.environ.get("STREAMDESK_WEBHOOK_MAX_BYTES", DEFAULT_MAX_BYTES)
+)
+STREAMDESK_WEBHOOK_MAX_DEPTH = int(
+    os.environ.get("STREAMDESK_WEBHOOK_MAX_DEPTH", DEFAULT_MAX_DEPTH)
+)
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},

@@ -6,6 +6,7 @@ from django.urls import include, path
 
 from console import api
 from console.views import actions, dashboard, events, records, streams
+from console.webhooks import receive_webhook
 
 urlpatterns = [
     path("", dashboard.overview_page, name="overview"),
@@ -27,6 +28,7 @@ urlpatterns = [
     path("jobs/<int:job_id>/cancel/", records.cancel_job, name="job_cancel"),
     path("audit/", records.audit_page, name="audit"),
     path("api/", include(api.urlpatterns)),
+    path("hooks/<str:source>/", receive_webhook, name="webhook"),
     path(
         "login/",
         auth_views.LoginView.as_view(

@@ -1,0 +1,103 @@
+"""``POST /hooks/<source>/``: a signed webhook, verified, mapped and published.
+
+The answer comes after XADD has returned (202 with the event id and the entry id), or says
+why nothing was published: 404 unknown source, 415 not JSON, 413 too large, 401 signature,
+400 body or schema (naming the field), 503 Redis down (the sender retries).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+from django.conf import settings
+from django.http import HttpRequest, JsonResponse
+from django.views.decorators.csrf import csrf_exempt
+from django.views.decorators.http import require_POST
+
+from workers.errors import EventError, PayloadInvalid, RedisUnavailable, SignatureInvalid
+from workers.events import Envelope, event_hash
+from workers.producer import publish_envelopes
+from workers.registry import default_registry
+from workers.runtime import redis_client
+from workers.webhooks.config import WebhookSource, parse_sources
+from workers.webhooks.intake import envelope_for, register_types
+from workers.webhooks.mappings import Challenge
+
+READ_CHUNK_BYTES = 64 * 1024
+RETRY_AFTER_S = 5
+
+_sources: dict[int, dict[str, WebhookSource]] = {}
+
+
+def webhook_sources() -> dict[str, WebhookSource]:
+    """Parsed once per settings object (tests swap the setting), types registered."""
+    raw = settings.STREAMDESK_WEBHOOKS
+    key = id(raw)
+    if key not in _sources:
+        sources = parse_sources(raw)
+        register_types(default_registry, sources.values())
+        _sources.clear()
+        _sources[key] = sources
+    return _sources[key]
+
+
+def refused(status: int, error: str, **extra: Any) -> JsonResponse:
+    response = JsonResponse({"error": error}, status=status)
+    for name, value in extra.items():
+        response[name.replace("_", "-")] = str(value)
+    return response
+
+
+def read_limited(request: HttpRequest, max_bytes: int) -> bytes | None:
+    """The body, or None as soon as it passes ``max_bytes``; never more than one chunk
+    beyond the limit is read (the ASGI guard in front has usually refused it already)."""
+    chunks: list[bytes] = []
+    size = 0
+    while chunk := request.read(min(READ_CHUNK_BYTES, max_bytes + 1 - size)):
+        chunks.append(chunk)
+        size += len(chunk)
+        if size > max_bytes:
+            return None
+    return b"".join(chunks)
+
+
+def publish_one(source: WebhookSource, envelope: Envelope) -> str:
+    return publish_envelopes(redis_client(), source.stream, [envelope])[0]
+
+
+@csrf_exempt
+@require_POST
+async def receive_webhook(request: HttpRequest, source: str) -> JsonResponse:
+    found = webhook_sources().get(source)
+    if found is None:
+        return refused(404, f"no webhook source named {source!r}")
+    if request.content_type != "application/json":
+        return refused(415, "the body must be application/json")
+    max_bytes = settings.STREAMDESK_WEBHOOK_MAX_BYTES
+    body = read_limited(request, max_bytes)
+    if body is None:
+        return refused(413, f"the body is over {max_bytes} bytes")
+    headers = {name.lower(): value for name, value in request.headers.items()}
+    try:
+        result = envelope_for(
+            found,
+            body,
+            headers,
+            now_s=time.time(),
+            registry=default_registry,
+            max_depth=settings.STREAMDESK_WEBHOOK_MAX_DEPTH,
+        )
+    except SignatureInvalid as exc:
+        return refused(401, str(exc))
+    except (PayloadInvalid, EventError) as exc:
+        return refused(400, str(exc))
+    if isinstance(result, Challenge):
+        return JsonResponse({"challenge": result.challenge})
+    try:
+        entry_id = await asyncio.to_thread(publish_one, found, result)
+    except RedisUnavailable as exc:
+        return refused(503, str(exc), Retry_After=RETRY_AFTER_S)
+    body_out = {"id": result.id, "entry_id": entry_id, "hash": event_hash(result)}
+    return JsonResponse(body_out, status=202)

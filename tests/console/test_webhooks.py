@@ -1,0 +1,172 @@
+"""POST /hooks/<source>/ through Django: every answer, signatures computed for real."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import Counter
+from typing import Any
+
+import pytest
+import redis
+from django.test import Client
+
+from tests.integration.helpers import counters, run_burst
+from tests.webhook_signing import github_headers, hmac_headers, slack_headers, stripe_headers
+from workers.config import EngineConfig
+from workers.events import decode_envelope, event_hash
+from workers.registry import Registry
+from workers.webhooks.config import parse_sources
+from workers.webhooks.intake import register_types
+from workers.webhooks.schemas import GitHubIssue
+
+STREAM = "streamdesk:events"
+SOURCES = {
+    "gh": {"scheme": "github", "mapping": "github", "secrets": ["old", "new"]},
+    "pay": {"scheme": "stripe", "secret": "whsec", "event_type": "payments.event"},
+    "any": {"scheme": "hmac", "secret": "s3", "id_header": "X-Delivery"},
+    "slack": {"scheme": "slack", "mapping": "slack", "secret": "sl"},
+}
+ISSUE = {
+    "action": "opened",
+    "issue": {"number": 7, "title": "Crash", "state": "open", "html_url": "https://x/7"},
+    "repository": {"full_name": "acme/api"},
+    "sender": {"login": "ada"},
+}
+
+
+@pytest.fixture(autouse=True)
+def _sources(settings: Any) -> None:
+    settings.STREAMDESK_WEBHOOKS = SOURCES
+
+
+def post(source: str, body: bytes, headers: dict[str, str], **kwargs: Any) -> Any:
+    content_type = kwargs.pop("content_type", "application/json")
+    return Client().post(
+        f"/hooks/{source}/", body, content_type=content_type, headers=headers, **kwargs
+    )
+
+
+def post_issue(payload: Any = ISSUE, secret: str = "new", delivery: str = "d-1") -> Any:
+    body = json.dumps(payload).encode()
+    return post("gh", body, github_headers(secret, body, "issues", delivery))
+
+
+def test_github_issue_is_202_after_xadd_with_the_ids(r: redis.Redis) -> None:
+    response = post_issue()
+    assert response.status_code == 202
+    [(entry_id, fields)] = r.xrange(STREAM)
+    env = decode_envelope(fields["event"])
+    assert response.json() == {"id": "d-1", "entry_id": entry_id, "hash": event_hash(env)}
+    assert (env.type, env.source, env.subject) == ("github.issues.opened", "gh", "acme/api#7")
+
+
+@pytest.mark.parametrize("secret", ["old", "new"])
+def test_either_rotation_secret_is_accepted(r: redis.Redis, secret: str) -> None:
+    assert post_issue(secret=secret).status_code == 202
+
+
+def test_bad_signature_is_401_and_writes_nothing(r: redis.Redis) -> None:
+    response = post_issue(secret="guess")
+    assert response.status_code == 401 and "does not match" in response.json()["error"]
+    assert not r.exists(STREAM)
+
+
+def test_missing_signature_is_401(r: redis.Redis) -> None:
+    assert post("gh", b"{}", {"X-GitHub-Event": "issues"}).status_code == 401
+
+
+def test_stripe_signature_in_the_window_is_202(r: redis.Redis) -> None:
+    body = b'{"id": "evt_1"}'
+    response = post("pay", body, stripe_headers("whsec", body, int(time.time())))
+    assert response.status_code == 202
+
+
+def test_stripe_stale_timestamp_is_401(r: redis.Redis) -> None:
+    body = b'{"id": "evt_1"}'
+    response = post("pay", body, stripe_headers("whsec", body, int(time.time()) - 301))
+    assert response.status_code == 401 and "300 s" in response.json()["error"]
+
+
+def test_generic_hmac_is_202(r: redis.Redis) -> None:
+    body = b'{"order": 1}'
+    response = post("any", body, {**hmac_headers("s3", body), "X-Delivery": "o-1"})
+    assert response.status_code == 202 and response.json()["id"] == "o-1"
+
+
+def test_unknown_source_is_404(r: redis.Redis) -> None:
+    assert post("nope", b"{}", {}).status_code == 404
+
+
+def test_wrong_content_type_is_415(r: redis.Redis) -> None:
+    assert (
+        post("any", b"a=1", {}, content_type="application/x-www-form-urlencoded").status_code == 415
+    )
+
+
+def test_over_the_limit_is_413(r: redis.Redis, settings: Any) -> None:
+    settings.STREAMDESK_WEBHOOK_MAX_BYTES = 100
+    body = json.dumps({"pad": "x" * 100}).encode()
+    assert post("any", body, hmac_headers("s3", body)).status_code == 413
+    assert not r.exists(STREAM)
+
+
+def test_get_is_405(r: redis.Redis) -> None:
+    assert Client().get("/hooks/any/").status_code == 405
+
+
+@pytest.mark.parametrize(
+    ("body", "error"),
+    [
+        (b"{nope", "not valid JSON"),
+        (b'{"a": "\xff"}', "not UTF-8"),
+        (b"[" * 65 + b"]" * 65, "deeper than 64"),
+        (b'"just a string"', "not an object"),
+    ],
+)
+def test_bad_body_is_400(r: redis.Redis, body: bytes, error: str) -> None:
+    response = post("any", body, hmac_headers("s3", body))
+    assert response.status_code == 400 and error in response.json()["error"]
+
+
+def test_payload_failing_its_schema_is_400_naming_the_field(r: redis.Redis) -> None:
+    issue = {**ISSUE, "issue": {"title": "x", "state": "open", "html_url": "u"}}
+    response = post_issue(issue)
+    assert response.status_code == 400 and "data.number" in response.json()["error"]
+    assert not r.exists(STREAM)
+
+
+def test_redis_down_is_503_with_retry_after(r: redis.Redis, settings: Any) -> None:
+    settings.REDIS_URL = "redis://127.0.0.1:1/0"
+    response = post_issue()
+    assert response.status_code == 503 and response["Retry-After"] == "5"
+    assert not r.exists(STREAM)
+
+
+def test_slack_url_verification_answers_the_challenge(r: redis.Redis) -> None:
+    body = b'{"type": "url_verification", "challenge": "3eZbrw1a"}'
+    response = post("slack", body, slack_headers("sl", body, int(time.time())))
+    assert response.status_code == 200 and response.json() == {"challenge": "3eZbrw1a"}
+    assert not r.exists(STREAM)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_redelivery_is_accepted_and_the_gate_runs_it_once(
+    r: redis.Redis, redis_url: str, config: EngineConfig
+) -> None:
+    first, second = post_issue(delivery="same"), post_issue(delivery="same")
+    assert (first.status_code, second.status_code) == (202, 202)
+    assert first.json()["hash"] == second.json()["hash"]
+    assert first.json()["entry_id"] != second.json()["entry_id"]
+
+    runs: Counter[str] = Counter()
+    registry = Registry()
+    register_types(registry, parse_sources(SOURCES).values())
+
+    @registry.agent("github.issues.opened", schema=GitHubIssue)
+    async def count(event: Any, ctx: Any) -> None:
+        runs[event.hash] += 1
+
+    run_burst(redis_url, config, registry)
+    assert list(runs.values()) == [1]
+    assert counters(r)["idempotency_hits"] == 1
