@@ -99,3 +99,9 @@ def multiline(value: str) -> bool:
 @register.filter
 def first_line(value: str) -> str:
     return value.strip().splitlines()[0] if value.strip() else ""
+
+
+@register.filter
+def item(mapping: dict[str, Any], key: str) -> Any:
+    """``mapping|item:key``: a dict lookup with a variable key."""
+    return mapping.get(key) if mapping else None

@@ -9,6 +9,7 @@ from console import overview, realtime
 from console.history import HistoryStore
 from console.runtime import keys
 from console.sample import collect
+from console.sampler import outbox_backlog
 from console.views.access import viewer_required
 from workers.runtime import engine_config, redis_client
 
@@ -27,7 +28,12 @@ def overview_page(request: HttpRequest) -> HttpResponse:
     return render(
         request,
         "console/overview.html",
-        {"overview": view, "live": [realtime.overview_key()], "page": "overview"},
+        {
+            "overview": view,
+            "outbox": outbox_backlog(view.at_ms),
+            "live": [realtime.overview_key()],
+            "page": "overview",
+        },
     )
 
 

@@ -280,3 +280,17 @@ def test_overview_lists_a_stream_a_worker_reads_before_any_event(
     body = text(staff_client.get("/"))
     assert f'href="/streams/{STREAM}/"' in body
     assert 'data-metric="length">0<' in body
+
+
+def test_overview_shows_the_outbox_backlog_next_to_its_stream(
+    r: redis.Redis, staff_client: Client, traffic: list[str]
+) -> None:
+    from django.db import transaction
+
+    from workers.outbox import emit
+
+    with transaction.atomic():
+        emit("demo.echo", {"n": 1}, subject="order/1")
+        emit("demo.echo", {"n": 2}, subject="order/2")
+    body = text(staff_client.get("/"))
+    assert 'Outbox: <strong data-metric="outbox">2</strong> rows waiting for the relay' in body
