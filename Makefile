@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test test-fast lint typecheck bench bench-console bench-actions clean install
+.PHONY: run test test-fast lint typecheck bench bench-console bench-actions bench-webhooks clean install
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -34,6 +34,9 @@ bench-console: $(STAMP)
 
 bench-actions: $(STAMP)
 	$(PY) bench/actions.py
+
+bench-webhooks: $(STAMP)
+	$(PY) bench/webhooks.py
 
 clean:
 	-$(PY) manage.py valkey stop
