@@ -73,6 +73,11 @@ def test_github_signature_missing_is_refused() -> None:
         deliver("gh", b"{}", {"X-GitHub-Event": "issues"})
 
 
+def test_non_ascii_signature_is_refused_not_a_crash() -> None:
+    with pytest.raises(SignatureInvalid):
+        deliver("any", b"{}", {"X-Signature": "sha256=\u00e9\u00e9"})
+
+
 def test_signature_is_checked_before_parsing() -> None:
     with pytest.raises(SignatureInvalid):
         deliver("gh", b"{not json", {"X-Hub-Signature-256": "sha256=00"})

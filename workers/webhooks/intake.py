@@ -52,7 +52,10 @@ def parse_json(body: bytes, max_depth: int = DEFAULT_MAX_DEPTH) -> Any:
         text = body.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise PayloadInvalid(f"(root): the body is not UTF-8 (byte {exc.start})") from exc
-    if json_depth(body) > max_depth:
+    # Counting brackets is C-fast; the byte-by-byte scan only runs when there are enough
+    # of them to nest too deep.
+    brackets = body.count(b"[") + body.count(b"{")
+    if brackets > max_depth and json_depth(body) > max_depth:
         raise PayloadInvalid(f"(root): JSON nests deeper than {max_depth} levels")
     try:
         return json.loads(text, parse_constant=_no_constant)

@@ -25,12 +25,14 @@ def hmac_sha256_hex(secret: str, message: bytes) -> str:
 
 def matches_any(secrets: Sequence[str], message: bytes, candidates: Sequence[str]) -> bool:
     """True if any candidate equals the HMAC of ``message`` under any secret."""
+    # Bytes, not str: compare_digest refuses non-ASCII text, and a header may hold any.
+    given = [c.strip().lower().encode("utf-8", "replace") for c in candidates]
     found = False
     for secret in secrets:
-        expected = hmac_sha256_hex(secret, message)
-        for candidate in candidates:
+        expected = hmac_sha256_hex(secret, message).encode()
+        for candidate in given:
             # No early return: every pair is compared.
-            found |= hmac.compare_digest(expected, candidate.strip().lower())
+            found |= hmac.compare_digest(expected, candidate)
     return found
 
 
