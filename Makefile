@@ -35,6 +35,9 @@ bench-console: $(STAMP)
 bench-actions: $(STAMP)
 	$(PY) bench/actions.py
 
+bench-outbox: $(STAMP)
+	$(PY) bench/outbox.py
+
 bench-webhooks: $(STAMP)
 	$(PY) bench/webhooks.py
 

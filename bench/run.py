@@ -18,7 +18,7 @@ from pathlib import Path
 # Run as a script (bench/run.py), so put the project root on the path for ``bench.*``.
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench import actions_report, console_report, latency, sections, throughput
+from bench import actions_report, console_report, latency, outbox_report, sections, throughput
 from bench.harness import ROOT, open_bench
 from bench.machine import machine
 from bench.report import Params, Results, render, summary
@@ -139,8 +139,8 @@ def main(argv: list[str] | None = None) -> int:
     results = Results(info, params, began, time.time(), rates, pickups, light, memory)
     args.output.parent.mkdir(parents=True, exist_ok=True)
     report = render(results)
-    if args.output.exists():  # keep what `make bench-console` and `make bench-actions` wrote
-        kept = (console_report.SECTION, actions_report.SECTION)
+    if args.output.exists():  # keep what bench-console, bench-actions and bench-outbox wrote
+        kept = (console_report.SECTION, actions_report.SECTION, outbox_report.SECTION)
         report = sections.carry_over(args.output.read_text(), report, kept)
     args.output.write_text(report)
     print(summary(results))

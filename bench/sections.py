@@ -1,8 +1,9 @@
 """Blocks of docs/benchmarks.md that separate runs write, each between its own two markers.
 
 ``make bench`` (bench/run.py) regenerates the engine sections as a whole and carries every
-block over from the old document; ``make bench-console`` (bench/console.py) and
-``make bench-actions`` (bench/actions.py) each replace their own block and leave the rest.
+block over from the old document; ``make bench-console`` (bench/console.py),
+``make bench-actions`` (bench/actions.py) and ``make bench-outbox`` (bench/outbox.py) each
+replace their own block and leave the rest.
 """
 
 from __future__ import annotations
