@@ -31,6 +31,28 @@ def demo_event(n: int, rng: random.Random) -> list[Envelope]:
     return [envelope, envelope] if roll > 0.95 else [envelope]
 
 
+TICKET_TITLES = (
+    "Checkout fails with a 500",
+    "Invoice shows the wrong VAT",
+    "Cannot reset my password",
+    "Feature request: dark mode",
+    "Refund not received",
+)
+
+
+def ticket_change(n: int, rng: random.Random) -> None:
+    """Every tenth beat: open a ticket or move one along, through the outbox (the relay in
+    ``runworker --relay`` publishes it; the demo triage agents run on it)."""
+    from workers.examples.tickets.models import Ticket
+
+    ticket = Ticket.objects.exclude(status="closed").order_by("?").first()
+    if ticket is None or rng.random() < 0.5:
+        Ticket.objects.create(title=rng.choice(TICKET_TITLES), customer=f"customer-{n % 7}")
+        return
+    ticket.status = "pending" if ticket.status == "open" else "closed"
+    ticket.save()
+
+
 class Command(BaseCommand):
     help = "Publish demo events (demo.echo, demo.sleep, demo.fail) at a steady rate until stopped."
 
@@ -39,6 +61,12 @@ class Command(BaseCommand):
         parser.add_argument("--stream", default=keys.DEFAULT_STREAM, help="target stream")
         parser.add_argument("--count", type=int, default=0, help="stop after N events (0: never)")
         parser.add_argument("--seed", type=int, default=None, help="random seed")
+        parser.add_argument(
+            "--no-tickets",
+            dest="tickets",
+            action="store_false",
+            help="do not open and update demo tickets (the transactional outbox example)",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         if options["rate"] <= 0:
@@ -58,6 +86,8 @@ class Command(BaseCommand):
             client = redis_client()
             while not stopping and (options["count"] == 0 or sent < options["count"]):
                 publish_envelopes(client, options["stream"], demo_event(sent, rng))
+                if options["tickets"] and sent % 10 == 0:
+                    ticket_change(sent, rng)
                 sent += 1
                 time.sleep(interval_s)
         except StreamdeskError as exc:

@@ -81,8 +81,12 @@ class Command(BaseCommand):
 
     def _spawn(self, options: dict[str, Any]) -> list[tuple[str, subprocess.Popen[bytes]]]:
         manage = [sys.executable, "manage.py"]
+        # The first worker also relays the outbox (the demo's tickets go through it).
         procs = [
-            (f"worker-{i + 1}", subprocess.Popen([*manage, "runworker"]))
+            (
+                f"worker-{i + 1}",
+                subprocess.Popen([*manage, "runworker", *(["--relay"] if i == 0 else [])]),
+            )
             for i in range(options["workers"])
         ]
         if not options["no_console"]:
