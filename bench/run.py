@@ -140,7 +140,12 @@ def main(argv: list[str] | None = None) -> int:
     args.output.parent.mkdir(parents=True, exist_ok=True)
     report = render(results)
     if args.output.exists():  # keep what bench-console, bench-actions and bench-outbox wrote
-        kept = (console_report.SECTION, actions_report.SECTION, outbox_report.SECTION)
+        kept = (
+            console_report.SECTION,
+            actions_report.SECTION,
+            outbox_report.SECTION,
+            sections.WEBHOOKS,
+        )
         report = sections.carry_over(args.output.read_text(), report, kept)
     args.output.write_text(report)
     print(summary(results))

@@ -39,3 +39,10 @@ def carry_over(old_document: str, new_document: str, kept: Iterable[Section]) ->
         if span is not None:
             new_document = splice(new_document, old_document[span[0] : span[1]] + "\n", section)
     return new_document
+
+
+# Written by hand from `make bench-webhooks` (bench/webhooks.py prints the figures).
+WEBHOOKS = Section(
+    "<!-- webhooks benchmark: begin (from make bench-webhooks; every bench writer keeps it) -->",
+    "<!-- webhooks benchmark: end -->",
+)
