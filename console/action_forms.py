@@ -9,6 +9,7 @@ from django import forms
 from django.core.exceptions import ValidationError
 
 from console.browse import valid_id
+from workers.actions import DeadFilter
 
 MAX_IDS = 1_000
 
@@ -80,6 +81,7 @@ class DeadFilterForm(DryRunForm):
         data = super().clean() or {}
         if not data.get("ids") and not data.get("all"):
             raise ValidationError("choose dead letters, or tick 'all matching the filter'")
+        data["filter"] = DeadFilter(**self.filter_kwargs())
         return data
 
     def filter_kwargs(self) -> dict[str, Any]:

@@ -105,34 +105,30 @@ def _form_errors(form: Any) -> JsonResponse:
     return error(400, f"{field}: {messages[0]}", fields=form.errors)
 
 
-@api_view(operate=True)
-def group_action(request: HttpRequest, stream: str, group: str, action: str) -> JsonResponse:
-    spec = services.GROUP_ACTIONS.get(action)
+def _act(
+    request: HttpRequest, table: dict[str, services.Action], action: str, where: dict[str, str]
+) -> JsonResponse:
+    spec = table.get(action)
     data = _body(request)
     if spec is None:
-        return error(404, f"no action {action!r}", actions=sorted(services.GROUP_ACTIONS))
+        return error(404, f"no action {action!r}", actions=sorted(table))
     if data is None:
         return error(400, "the body must be a JSON object")
     form = spec.form(data)
     if not form.is_valid():
         return _form_errors(form)
     who = services.actor(request.user, Door.API)
-    return _outcome(lambda: spec.call(who, {"stream": stream, "group": group}, form.cleaned_data))
+    return _outcome(lambda: spec.call(who, where, form.cleaned_data))
+
+
+@api_view(operate=True)
+def group_action(request: HttpRequest, stream: str, group: str, action: str) -> JsonResponse:
+    return _act(request, services.GROUP_ACTIONS, action, {"stream": stream, "group": group})
 
 
 @api_view(operate=True)
 def dead_action(request: HttpRequest, stream: str, action: str) -> JsonResponse:
-    spec = services.DEAD_ACTIONS.get(action)
-    data = _body(request)
-    if spec is None:
-        return error(404, f"no action {action!r}", actions=sorted(services.DEAD_ACTIONS))
-    if data is None:
-        return error(400, "the body must be a JSON object")
-    form = spec.form(data)
-    if not form.is_valid():
-        return _form_errors(form)
-    who = services.actor(request.user, Door.API)
-    return _outcome(lambda: spec.call(who, {"stream": stream}, form.cleaned_data, form))
+    return _act(request, services.DEAD_ACTIONS, action, {"stream": stream})
 
 
 @api_view(operate=False)

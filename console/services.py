@@ -15,7 +15,6 @@ from django import forms
 
 from console import action_forms as f
 from workers import operations
-from workers.actions import DeadFilter
 from workers.models import Door
 from workers.operations import Actor, Outcome
 
@@ -33,11 +32,6 @@ class Action:
 
 def actor(user: Any, door: Door) -> Actor:
     return Actor(user.get_username(), door)
-
-
-def _dead_filter(form: forms.Form) -> DeadFilter:
-    assert isinstance(form, f.DeadFilterForm)
-    return DeadFilter(**form.filter_kwargs())
 
 
 GROUP_ACTIONS: dict[str, Action] = {
@@ -98,46 +92,25 @@ GROUP_ACTIONS: dict[str, Action] = {
 }
 
 
-def _redrive(a: Actor, where: dict[str, Any], d: dict[str, Any], form: forms.Form) -> Outcome:
+def _redrive(a: Actor, where: dict[str, Any], d: dict[str, Any]) -> Outcome:
     if d.get("all"):
-        return operations.redrive(
-            a, where["stream"], filter=_dead_filter(form), dry_run=d["dry_run"]
-        )
+        return operations.redrive(a, where["stream"], filter=d["filter"], dry_run=d["dry_run"])
     return operations.redrive(a, where["stream"], ids=d["ids"], dry_run=d["dry_run"])
 
 
-def _purge(a: Actor, where: dict[str, Any], d: dict[str, Any], form: forms.Form) -> Outcome:
-    if d.get("all"):
-        return operations.purge(
-            a,
-            where["stream"],
-            filter=_dead_filter(form),
-            reason=d["reason"],
-            dry_run=d["dry_run"],
-        )
-    return operations.purge(
-        a, where["stream"], ids=d["ids"], reason=d["reason"], dry_run=d["dry_run"]
-    )
+def _purge(a: Actor, where: dict[str, Any], d: dict[str, Any]) -> Outcome:
+    chosen: dict[str, Any] = {"filter": d["filter"]} if d.get("all") else {"ids": d["ids"]}
+    return operations.purge(a, where["stream"], reason=d["reason"], dry_run=d["dry_run"], **chosen)
 
 
-@dataclass(frozen=True, slots=True)
-class DeadAction:
-    label: str
-    form: type[forms.Form]
-    call: Callable[[Actor, dict[str, Any], dict[str, Any], forms.Form], Outcome]
-    confirm: str = ""
-
-
-DEAD_ACTIONS: dict[str, DeadAction] = {
-    "redrive": DeadAction("Retry", f.DeadFilterForm, _redrive),
-    "purge": DeadAction(
-        "Purge", f.PurgeForm, _purge, confirm="Delete these dead letters for good?"
-    ),
+DEAD_ACTIONS: dict[str, Action] = {
+    "redrive": Action("Retry", f.DeadFilterForm, _redrive),
+    "purge": Action("Purge", f.PurgeForm, _purge, confirm="Delete these dead letters for good?"),
 }
 
 
 def preview(stream: str, form: f.DeadFilterForm) -> operations.Preview:
-    return operations.preview_redrive(stream, DeadFilter(**form.filter_kwargs()))
+    return operations.preview_redrive(stream, form.cleaned_data["filter"])
 
 
 def rerun(user: Any, door: Door, event_hash: str, reason: str) -> Outcome:

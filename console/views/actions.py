@@ -41,31 +41,30 @@ def _run(request: HtmxHttpRequest, call: Any) -> HttpResponse:
         return _answer(request, None, error=str(exc), status=409)
 
 
-@require_POST
-@operator_required
-def group_action(request: HtmxHttpRequest, stream: str, group: str, action: str) -> HttpResponse:
-    spec = services.GROUP_ACTIONS.get(action)
+def _act(
+    request: HtmxHttpRequest, table: dict[str, services.Action], action: str, where: dict[str, str]
+) -> HttpResponse:
+    spec = table.get(action)
     if spec is None:
         raise Http404(f"No action {action!r}.")
     form = spec.form(request.POST)
     if not form.is_valid():
         return _answer(request, None, error=form.errors.as_text(), status=400)
     who = services.actor(request.user, Door.CONSOLE)
-    where = {"stream": stream, "group": group}
     return _run(request, lambda: spec.call(who, where, form.cleaned_data))
 
 
 @require_POST
 @operator_required
+def group_action(request: HtmxHttpRequest, stream: str, group: str, action: str) -> HttpResponse:
+    where = {"stream": stream, "group": group}
+    return _act(request, services.GROUP_ACTIONS, action, where)
+
+
+@require_POST
+@operator_required
 def dead_action(request: HtmxHttpRequest, stream: str, action: str) -> HttpResponse:
-    spec = services.DEAD_ACTIONS.get(action)
-    if spec is None:
-        raise Http404(f"No action {action!r}.")
-    form = spec.form(request.POST)
-    if not form.is_valid():
-        return _answer(request, None, error=form.errors.as_text(), status=400)
-    who = services.actor(request.user, Door.CONSOLE)
-    return _run(request, lambda: spec.call(who, {"stream": stream}, form.cleaned_data, form))
+    return _act(request, services.DEAD_ACTIONS, action, {"stream": stream})
 
 
 @require_POST

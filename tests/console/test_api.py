@@ -1,0 +1,122 @@
+"""The JSON API door: token and session auth, roles, every action, field errors."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import redis
+from django.test import Client
+
+from tests.console.conftest import STREAM
+from tests.console.test_actions import API_GROUP, pending_entries
+from workers.keys import dead_stream
+from workers.models import AuditRecord
+from workers.tokens import new_token
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def test_api_token_runs_an_action(r: redis.Redis, operator: Any) -> None:
+    from workers.models import ApiToken
+
+    ids = pending_entries(r)
+    token, key_hash, prefix = new_token()
+    ApiToken.objects.create(user=operator, name="t", key_hash=key_hash, prefix=prefix)
+    response = Client().post(
+        f"{API_GROUP}retry/",
+        {"ids": ids},
+        content_type="application/json",
+        headers={"Authorization": f"Bearer {token}"},
+    )
+    assert response.status_code == 200, response.content
+    assert response.json()["count"] == 4
+    assert AuditRecord.objects.get().door == "api"
+
+
+def test_api_bad_token_is_401(r: redis.Redis) -> None:
+    response = Client().post(
+        f"{API_GROUP}retry/",
+        {"ids": []},
+        content_type="application/json",
+        headers={"Authorization": "Bearer sd_nope"},
+    )
+    assert response.status_code == 401
+
+
+def test_api_viewer_is_403(r: redis.Redis, viewer_client: Client) -> None:
+    assert viewer_client.get("/api/streams/").status_code == 200
+    response = viewer_client.post(f"{API_GROUP}pause/", {}, content_type="application/json")
+    assert response.status_code == 403
+
+
+def test_api_session_post_needs_csrf(r: redis.Redis, operator: Any) -> None:
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(operator)
+    response = client.post(f"{API_GROUP}pause/", {}, content_type="application/json")
+    assert response.status_code == 403
+    assert "CSRF" in response.json()["error"]
+
+
+def test_api_invalid_input_names_the_field(r: redis.Redis, operator_client: Client) -> None:
+    response = operator_client.post(
+        f"{API_GROUP}claim/", {"ids": ["nope"], "consumer": "x"}, content_type="application/json"
+    )
+    assert response.status_code == 400
+    assert response.json()["error"].startswith("ids:")
+
+
+def api_client(user: Any) -> tuple[Client, dict[str, str]]:
+    from workers.models import ApiToken
+
+    token, key_hash, prefix = new_token()
+    ApiToken.objects.create(user=user, name="t", key_hash=key_hash, prefix=prefix)
+    return Client(), {"Authorization": f"Bearer {token}"}
+
+
+def test_api_every_group_action(r: redis.Redis, operator: Any) -> None:
+    ids = pending_entries(r, 6)
+    r.xgroup_createconsumer(STREAM, "agents", "alive")
+    client, auth = api_client(operator)
+    calls = [
+        ("claim", {"ids": ids[:1], "consumer": "alive"}),
+        ("retry", {"ids": ids[1:2]}),
+        ("deadletter", {"ids": ids[2:3], "reason": "bad"}),
+        ("claim-all", {"from_consumer": "gone-worker", "to_consumer": "alive"}),
+        ("remove-consumer", {"consumer": "gone-worker"}),
+        ("pause", {}),
+        ("resume", {}),
+    ]
+    for action, body in calls:
+        response = client.post(
+            f"{API_GROUP}{action}/", body, content_type="application/json", headers=auth
+        )
+        assert response.status_code == 200, (action, response.content)
+    done = list(AuditRecord.objects.order_by("id").values_list("action", "door", "outcome"))
+    assert [a for a, _, _ in done] == [a.replace("deadletter", "dead-letter") for a, _ in calls]
+    assert {d for _, d, _ in done} == {"api"} and {o for _, _, o in done} == {"ok"}
+
+
+def test_api_purge_rerun_and_job(r: redis.Redis, operator: Any, traffic: list[str]) -> None:
+    from workers.models import AgentRun
+
+    client, auth = api_client(operator)
+    [(dead_id, _)] = r.xrange(dead_stream(STREAM))
+    response = client.post(
+        f"/api/streams/{STREAM}/dead/purge/",
+        {"ids": [dead_id], "reason": "noise"},
+        content_type="application/json",
+        headers=auth,
+    )
+    assert response.status_code == 200 and r.xlen(dead_stream(STREAM)) == 0
+    run = AgentRun.objects.get(entry_id=traffic[0])
+    response = client.post(
+        f"/api/events/{run.event_hash}/rerun/",
+        {"reason": "new prompt"},
+        content_type="application/json",
+        headers=auth,
+    )
+    assert response.status_code == 200, response.content
+    preview = client.get(f"/api/streams/{STREAM}/dead/preview/", headers=auth).json()
+    assert preview == {"matching": 0, "already_done": 0, "scanned": 0, "complete": True}
+    assert client.get("/api/jobs/999/", headers=auth).status_code == 404
