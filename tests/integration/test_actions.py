@@ -1,125 +1,34 @@
-"""Operator actions (workers/actions.py) against a real server, and pausing real workers."""
+"""Operator actions (workers/actions.py) against a real server, one function at a time."""
 
 from __future__ import annotations
 
-import asyncio
 import json
-import logging
-import threading
-import time
 from collections import Counter
-from collections.abc import Callable
 from dataclasses import replace
-from typing import Any
 
 import pytest
 import redis
-import redis.asyncio as aredis
 
-from tests.integration.helpers import STREAM, AnyData, counters, pending, run_burst, xadd
+from tests.integration.action_helpers import (
+    DEAD,
+    GROUP,
+    KEYS,
+    acquire,
+    counting_registry,
+    event,
+    hash_of,
+    owners,
+    read_by,
+)
+from tests.integration.helpers import STREAM, counters, pending, run_burst, xadd
 from workers import actions
 from workers.actions import ActionRefused, DeadFilter
 from workers.bus import xadd_many
 from workers.config import EngineConfig
-from workers.engine import Worker
-from workers.events import Envelope, event_hash
-from workers.gate import Gate, Outcome
-from workers.keys import Keys
+from workers.gate import Outcome
 from workers.models import AgentRun, RunStatus
-from workers.registry import Registry
-from workers.runs import RunStore
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-GROUP = "agents"
-DEAD = f"{STREAM}:dead"
-KEYS = Keys()
-
-
-def event(i: int, kind: str = "test.count") -> dict[str, Any]:
-    return {"type": kind, "source": "t", "id": f"e{i}", "data": {"n": i}}
-
-
-def hash_of(raw: dict[str, Any]) -> str:
-    return event_hash(Envelope.model_validate(raw))
-
-
-def read_by(r: redis.Redis, consumer: str, n: int, kind: str = "test.count") -> list[str]:
-    """Publish ``n`` events and have ``consumer`` read them: ``n`` pending entries."""
-    ids = xadd_many(r, STREAM, [json.dumps(event(i, kind)) for i in range(n)])
-    r.xgroup_create(STREAM, GROUP, id="0", mkstream=True)
-    r.xreadgroup(GROUP, consumer, {STREAM: ">"}, count=n)
-    return ids
-
-
-def owners(r: redis.Redis) -> dict[str, tuple[str, int]]:
-    rows = r.xpending_range(STREAM, GROUP, "-", "+", 100_000)
-    return {row["message_id"]: (row["consumer"], row["times_delivered"]) for row in rows}
-
-
-def counting_registry(runs: Counter[str]) -> Registry:
-    registry = Registry()
-
-    async def count(ev: Any, ctx: Any) -> None:
-        runs[ev.hash] += 1
-
-    registry.register("test.count", AnyData, count)
-    return registry
-
-
-def wait_for(condition: Callable[[], bool], timeout_s: float, what: str) -> float:
-    """Seconds it took for ``condition`` to hold."""
-    start = time.monotonic()
-    while time.monotonic() - start < timeout_s:
-        if condition():
-            return time.monotonic() - start
-        time.sleep(0.02)
-    raise AssertionError(f"timed out after {timeout_s} s waiting for {what}")
-
-
-class Background:
-    """A long-running (not burst) worker in its own thread and event loop, stopped the way
-    SIGTERM stops one."""
-
-    def __init__(self, url: str, config: EngineConfig, registry: Registry) -> None:
-        self.url, self.config, self.registry = url, replace(config, burst=False), registry
-        self.ready = threading.Event()
-        self.thread = threading.Thread(target=lambda: asyncio.run(self._main()))
-
-    async def _main(self) -> None:
-        client = aredis.Redis.from_url(self.url, decode_responses=True)
-        self.loop = asyncio.get_running_loop()
-        self.worker = Worker(self.config, client, self.registry, RunStore())
-        self.ready.set()
-        try:
-            await self.worker.run()
-        finally:
-            await client.aclose()
-
-    def __enter__(self) -> Worker:
-        self.thread.start()
-        assert self.ready.wait(10)
-        return self.worker
-
-    def __exit__(self, *exc: object) -> None:
-        self.loop.call_soon_threadsafe(self.worker.request_stop)
-        self.thread.join(timeout=30)
-        assert not self.thread.is_alive()
-
-
-def acquire(redis_url: str, event_hash_: str, owner: str) -> Outcome:
-    """What the engine's gate answers a worker that read an entry of this event."""
-
-    async def main() -> Outcome:
-        client = aredis.Redis.from_url(redis_url, decode_responses=True)
-        try:
-            gate = Gate(client, KEYS, lease_ms=30_000, done_ttl_s=60)
-            [ticket] = await gate.acquire_many([(event_hash_, owner)])
-            return ticket.outcome
-        finally:
-            await client.aclose()
-
-    return asyncio.run(main())
 
 
 # -- claim --------------------------------------------------------------------------------
@@ -444,74 +353,3 @@ def test_republish_adds_the_event_with_rerun_of(r: redis.Redis) -> None:
     raw = json.dumps(event(1))
     new_id = actions.republish(r, STREAM, raw, "1-0")
     assert r.xrange(STREAM) == [(new_id, {"event": raw, "rerun_of": "1-0"})]
-
-
-# -- pause --------------------------------------------------------------------------------
-
-
-def test_pause_records_who_and_when_until_resumed(r: redis.Redis) -> None:
-    assert actions.paused(r, KEYS, STREAM, GROUP) is None
-    actions.pause(r, KEYS, STREAM, GROUP, "alice")
-    who = actions.paused(r, KEYS, STREAM, GROUP)
-    assert who is not None and who.startswith("alice at 20")
-    assert r.ttl(KEYS.paused(STREAM, GROUP)) == -1
-    assert actions.resume(r, KEYS, STREAM, GROUP) is True
-    assert actions.resume(r, KEYS, STREAM, GROUP) is False
-    assert actions.paused(r, KEYS, STREAM, GROUP) is None
-
-
-def test_pause_stops_a_worker_reading_and_resume_restarts_it(
-    r: redis.Redis, redis_url: str, config: EngineConfig, caplog: pytest.LogCaptureFixture
-) -> None:
-    caplog.set_level(logging.INFO, logger="streamdesk.worker")
-    runs: Counter[str] = Counter()
-    beat = f"streamdesk:workers:{config.consumer}"
-    with Background(redis_url, config, counting_registry(runs)) as worker:
-        xadd(r, event(0))
-        wait_for(lambda: sum(runs.values()) == 1, 5, "the first event")
-
-        actions.pause(r, KEYS, STREAM, GROUP, "alice")
-        took = wait_for(lambda: worker.paused_by is not None, 2, "the worker to see the pause")
-        assert took < 1.0
-        wait_for(lambda: r.hget(beat, "state") == "paused", 2, "the heartbeat to say paused")
-        last_read = r.xinfo_groups(STREAM)[0]["last-delivered-id"]
-        xadd_many(r, STREAM, [json.dumps(event(i)) for i in range(1, 6)])
-        time.sleep(1.0)  # nothing to await: the point is that nothing happens
-        assert r.xinfo_groups(STREAM)[0]["last-delivered-id"] == last_read
-        assert sum(runs.values()) == 1
-
-        assert actions.resume(r, KEYS, STREAM, GROUP)
-        took = wait_for(lambda: sum(runs.values()) == 6, 5, "the worker to read again")
-        assert took < 1.0
-        wait_for(lambda: r.hget(beat, "state") == "running", 2, "the heartbeat to say running")
-    messages = [rec.getMessage() for rec in caplog.records]
-    assert sum("paused (alice at " in m for m in messages) == 1
-    assert sum(m.endswith("resumed: reading again") for m in messages) == 1
-    assert pending(r) == 0
-
-
-def test_pause_lets_held_work_finish_and_settle(
-    r: redis.Redis, redis_url: str, config: EngineConfig
-) -> None:
-    from workers.registry import default_registry
-
-    xadd(r, {"type": "demo.sleep", "source": "t", "id": "long", "data": {"ms": 800}})
-    with Background(redis_url, config, default_registry) as worker:
-        wait_for(lambda: bool(worker.inflight), 5, "the agent to start")
-        actions.pause(r, KEYS, STREAM, GROUP, "alice")
-        wait_for(lambda: worker.processed == 1, 5, "the held agent to finish")
-        wait_for(lambda: pending(r) == 0, 5, "its entry to be acked")
-        assert worker.paused_by is not None
-    assert AgentRun.objects.get().status == RunStatus.SUCCEEDED
-
-
-def test_paused_burst_worker_exits_leaving_the_backlog(
-    r: redis.Redis, redis_url: str, config: EngineConfig
-) -> None:
-    read_by(r, config.consumer, 2)  # its own pending entries, from a past life
-    xadd(r, event(7))
-    actions.pause(r, KEYS, STREAM, GROUP, "alice")
-    runs: Counter[str] = Counter()
-    run_burst(redis_url, config, counting_registry(runs), timeout_s=10)
-    assert not runs
-    assert pending(r) == 2 and r.xinfo_groups(STREAM)[0]["lag"] == 1

@@ -1,0 +1,115 @@
+"""Helpers of the operator-action tests: events, readers, in-process workers, the gate."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
+
+import redis
+import redis.asyncio as aredis
+
+from tests.integration.helpers import STREAM, AnyData
+from workers.bus import xadd_many
+from workers.config import EngineConfig
+from workers.engine import Worker
+from workers.events import Envelope, event_hash
+from workers.gate import Gate, Outcome
+from workers.keys import Keys
+from workers.registry import Registry
+from workers.runs import RunStore
+
+GROUP = "agents"
+DEAD = f"{STREAM}:dead"
+KEYS = Keys()
+
+
+def event(i: int, kind: str = "test.count") -> dict[str, Any]:
+    return {"type": kind, "source": "t", "id": f"e{i}", "data": {"n": i}}
+
+
+def hash_of(raw: dict[str, Any]) -> str:
+    return event_hash(Envelope.model_validate(raw))
+
+
+def read_by(r: redis.Redis, consumer: str, n: int, kind: str = "test.count") -> list[str]:
+    """Publish ``n`` events and have ``consumer`` read them: ``n`` pending entries."""
+    ids = xadd_many(r, STREAM, [json.dumps(event(i, kind)) for i in range(n)])
+    r.xgroup_create(STREAM, GROUP, id="0", mkstream=True)
+    r.xreadgroup(GROUP, consumer, {STREAM: ">"}, count=n)
+    return ids
+
+
+def owners(r: redis.Redis) -> dict[str, tuple[str, int]]:
+    rows = r.xpending_range(STREAM, GROUP, "-", "+", 100_000)
+    return {row["message_id"]: (row["consumer"], row["times_delivered"]) for row in rows}
+
+
+def counting_registry(runs: Counter[str]) -> Registry:
+    registry = Registry()
+
+    async def count(ev: Any, ctx: Any) -> None:
+        runs[ev.hash] += 1
+
+    registry.register("test.count", AnyData, count)
+    return registry
+
+
+def wait_for(condition: Callable[[], bool], timeout_s: float, what: str) -> float:
+    """Seconds it took for ``condition`` to hold."""
+    start = time.monotonic()
+    while time.monotonic() - start < timeout_s:
+        if condition():
+            return time.monotonic() - start
+        time.sleep(0.02)
+    raise AssertionError(f"timed out after {timeout_s} s waiting for {what}")
+
+
+class Background:
+    """A long-running (not burst) worker in its own thread and event loop, stopped the way
+    SIGTERM stops one."""
+
+    def __init__(self, url: str, config: EngineConfig, registry: Registry) -> None:
+        self.url, self.config, self.registry = url, replace(config, burst=False), registry
+        self.ready = threading.Event()
+        self.thread = threading.Thread(target=lambda: asyncio.run(self._main()))
+
+    async def _main(self) -> None:
+        client = aredis.Redis.from_url(self.url, decode_responses=True)
+        self.loop = asyncio.get_running_loop()
+        self.worker = Worker(self.config, client, self.registry, RunStore())
+        self.ready.set()
+        try:
+            await self.worker.run()
+        finally:
+            await client.aclose()
+
+    def __enter__(self) -> Worker:
+        self.thread.start()
+        assert self.ready.wait(10)
+        return self.worker
+
+    def __exit__(self, *exc: object) -> None:
+        self.loop.call_soon_threadsafe(self.worker.request_stop)
+        self.thread.join(timeout=30)
+        assert not self.thread.is_alive()
+
+
+def acquire(redis_url: str, event_hash_: str, owner: str) -> Outcome:
+    """What the engine's gate answers a worker that read an entry of this event."""
+
+    async def main() -> Outcome:
+        client = aredis.Redis.from_url(redis_url, decode_responses=True)
+        try:
+            gate = Gate(client, KEYS, lease_ms=30_000, done_ttl_s=60)
+            [ticket] = await gate.acquire_many([(event_hash_, owner)])
+            return ticket.outcome
+        finally:
+            await client.aclose()
+
+    return asyncio.run(main())
