@@ -127,6 +127,11 @@ STREAMDESK = options_from_env()
 # The console runs bulk jobs (docs/actions.md) in a thread of its process; off: only
 # ``manage.py jobs --run`` does.
 STREAMDESK_JOB_RUNNER = env_bool("STREAMDESK_JOB_RUNNER", True)
+# Rate budgets shared by every worker (docs/agents.md): NAME=RATE/s|m|h[:BURST], comma-separated.
+# The defaults are the example agents' tools.
+STREAMDESK_RATE_LIMITS = os.environ.get(
+    "STREAMDESK_RATE_LIMITS", "github=5/s:10,directory=20/s:20,vault=2/s:2,slack=1/s:5"
+)
 STREAMDESK_AGENT_MODULES = [
     m.strip() for m in os.environ.get("STREAMDESK_AGENT_MODULES", "").split(",") if m.strip()
 ]

@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import asyncio
+import logging
+import time
 import traceback
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 
 from workers.bus import Delivery
-from workers.gate import lease_name
+from workers.gate import Gate, Outcome, lease_name
 from workers.intake import Rejected, Runnable
 from workers.records import Run
+
+log = logging.getLogger("streamdesk.worker")
 
 
 @dataclass(slots=True, eq=False)
@@ -96,3 +100,40 @@ def describe(exc: BaseException, limit: int = 8000) -> str:
     """The exception and its traceback, bounded so a huge error cannot bloat a row."""
     text = "".join(traceback.format_exception(exc)).strip()
     return text if len(text) <= limit else f"{text[: limit // 2]}\n...\n{text[-limit // 2 :]}"
+
+
+async def gate_groups(
+    gate: Gate, consumer: str, groups: list[Group]
+) -> tuple[list[Attempt], list[Delivery], list[Delivery]]:
+    """Gate each group's leader; returns attempts to run, duplicates to ack, busy ones."""
+    owners = [f"{consumer}/{g.leader.delivery.entry_id}" for g in groups]
+    tickets = await gate.acquire_many(
+        [(g.leader.event.hash, o) for g, o in zip(groups, owners, strict=True)]
+    )
+    now, mono = datetime.now(UTC), time.monotonic()
+    attempts: list[Attempt] = []
+    hits: list[Delivery] = []
+    busy: list[Delivery] = []
+    for group, owner, ticket in zip(groups, owners, tickets, strict=True):
+        if ticket.outcome is Outcome.HIT:
+            hits += [group.leader.delivery, *group.followers]
+        elif ticket.outcome is Outcome.BUSY:
+            busy += [group.leader.delivery, *group.followers]
+        else:
+            if ticket.outcome is Outcome.TAKEOVER:
+                log.info(
+                    "lease taken over",
+                    extra={"event_hash": group.leader.event.hash, "token": ticket.token},
+                )
+            attempts.append(
+                Attempt(
+                    group.leader,
+                    owner,
+                    ticket.token,
+                    now,
+                    mono,
+                    list(group.followers),
+                    takeover=ticket.outcome is Outcome.TAKEOVER,
+                )
+            )
+    return attempts, hits, busy

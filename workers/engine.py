@@ -15,28 +15,31 @@ import time
 from collections import Counter
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import AbstractContextManager
-from datetime import UTC, datetime
-from typing import Any, Protocol
+from typing import Any
 
 import redis
 from pydantic_core import to_jsonable_python
 from redis.asyncio import Redis
 
 from workers import bus
-from workers.attempts import Attempt, Group, Settlement, describe, run_record
+from workers.attempts import Attempt, Group, Settlement, describe, gate_groups, run_record
 from workers.bus import Delivery
 from workers.config import EngineConfig
-from workers.context import AgentContext
+from workers.context import AgentContext, Services
 from workers.dbwriter import DbWriter
-from workers.gate import Gate, Outcome
+from workers.defer import Deferrals
+from workers.errors import Deferred
+from workers.gate import Gate
 from workers.housekeeping import Housekeeper
 from workers.intake import Rejected, Runnable, sort_deliveries
+from workers.invoke import invoke
+from workers.llm.config import LLMConfig
+from workers.ratelimit import Budget, Limiter
 from workers.reclaim import Reclaimer
-from workers.records import Finish, Run
 from workers.registry import Registry
 from workers.settle import Settled, Settler
-from workers.steps import StepRecord, Timeline
+from workers.steps import Timeline
+from workers.stores import RunStore, WorkerSteps
 
 log = logging.getLogger("streamdesk.worker")
 
@@ -46,20 +49,15 @@ MAX_BACKOFF_S = 5.0
 PAUSED_WAIT_S = 0.1
 
 
-class RunStore(Protocol):
-    def atomic(self) -> AbstractContextManager[Any]: ...
-    def done_among(self, hashes: list[str]) -> set[str]: ...
-    def fence(self, runs: list[Run]) -> None: ...
-    def commit(self, finishes: list[Finish]) -> set[str]: ...
-    def fail(self, finishes: list[Finish]) -> None: ...
-    def mark_dead(self, finishes: list[Finish]) -> None: ...
-    def record(self, steps: list[StepRecord]) -> None: ...
-    def close(self) -> None: ...
-
-
 class Worker:
     def __init__(
-        self, config: EngineConfig, client: Redis, registry: Registry, store: RunStore
+        self,
+        config: EngineConfig,
+        client: Redis,
+        registry: Registry,
+        store: RunStore,
+        budgets: dict[str, Budget] | None = None,
+        llm: LLMConfig | None = None,
     ) -> None:
         self.config = config
         self.client = client
@@ -83,6 +81,13 @@ class Worker:
         self.db = DbWriter(store)
         self.timeline = Timeline(config, functools.partial(self.db.post, store.record))
         self._agents = ThreadPoolExecutor(config.concurrency, thread_name_prefix="streamdesk-agent")
+        self.services = Services(
+            WorkerSteps(self.db, store),
+            Limiter(client, budgets or {}, config.prefix),
+            llm or LLMConfig(),
+            self._agents,
+        )
+        self.deferrals = Deferrals(client, config.stream, config.group, config.consumer)
         self.settler = Settler(self)
         self.housekeeper = Housekeeper(self)
         self._next_reclaim = 0.0
@@ -178,11 +183,19 @@ class Worker:
         if free == 0:
             return False
         want = min(free, self.config.batch_size)
+        if self.deferrals.due():
+            due = await self.deferrals.take_due(want)
+            if due:
+                await self.handle(due)
+                return False
         if time.monotonic() >= self._next_reclaim:
             self._next_reclaim = time.monotonic() + self.config.reclaim_interval_ms / 1000
             if await self._reclaim(want):
                 return False
         block_ms = min(self.config.block_ms, 100) if self.config.burst else self.config.block_ms
+        wake = self.deferrals.ms_until_next()
+        if wake is not None:
+            block_ms = max(1, min(block_ms, wake))
         batch = await bus.read_new(
             self.client,
             self.config.stream,
@@ -216,7 +229,7 @@ class Worker:
         return False
 
     def _holds_nothing(self) -> bool:
-        return not (self.inflight or self.admitting) and self.settler.idle
+        return not (self.inflight or self.admitting or len(self.deferrals)) and self.settler.idle
 
     async def _nothing_left(self) -> bool:
         if not self._holds_nothing():
@@ -257,7 +270,9 @@ class Worker:
         # The gate and the database's duplicate check do not depend on each other: both at
         # once, so an agent starts one round trip after its entry is read.
         gated, looked_up = await asyncio.gather(
-            self._gate(leaders), self._done_among(leaders), return_exceptions=True
+            gate_groups(self.gate, self.config.consumer, leaders),
+            self._done_among(leaders),
+            return_exceptions=True,
         )
         if isinstance(gated, BaseException):
             raise gated
@@ -325,42 +340,6 @@ class Worker:
         run = run_record(runnable, "", 0, self.config.consumer, None, False)
         return Rejected(runnable.delivery, "max-deliveries", error, run)
 
-    async def _gate(
-        self, groups: list[Group]
-    ) -> tuple[list[Attempt], list[Delivery], list[Delivery]]:
-        """Gate each group's leader; returns attempts to run, duplicates to ack, busy ones."""
-        owners = [f"{self.config.consumer}/{g.leader.delivery.entry_id}" for g in groups]
-        tickets = await self.gate.acquire_many(
-            [(g.leader.event.hash, o) for g, o in zip(groups, owners, strict=True)]
-        )
-        now, mono = datetime.now(UTC), time.monotonic()
-        attempts: list[Attempt] = []
-        hits: list[Delivery] = []
-        busy: list[Delivery] = []
-        for group, owner, ticket in zip(groups, owners, tickets, strict=True):
-            if ticket.outcome is Outcome.HIT:
-                hits += [group.leader.delivery, *group.followers]
-            elif ticket.outcome is Outcome.BUSY:
-                busy += [group.leader.delivery, *group.followers]
-            else:
-                if ticket.outcome is Outcome.TAKEOVER:
-                    log.info(
-                        "lease taken over",
-                        extra={"event_hash": group.leader.event.hash, "token": ticket.token},
-                    )
-                attempts.append(
-                    Attempt(
-                        group.leader,
-                        owner,
-                        ticket.token,
-                        now,
-                        mono,
-                        list(group.followers),
-                        takeover=ticket.outcome is Outcome.TAKEOVER,
-                    )
-                )
-        return attempts, hits, busy
-
     # -- running an agent --------------------------------------------------------------------
 
     def _start(self, attempt: Attempt) -> None:
@@ -371,28 +350,28 @@ class Worker:
     async def _run(self, attempt: Attempt) -> None:
         runnable = attempt.runnable
         ctx = AgentContext(
+            self.services,
             consumer=self.config.consumer,
             stream=self.config.stream,
             group=self.config.group,
+            event_type=runnable.event.type,
             event_hash=attempt.event_hash,
             token=attempt.token,
             deliveries=attempt.delivery.deliveries,
+            lease=attempt.lease,
         )
         self.running += 1
         try:
-            if runnable.spec.is_async:
-                value = await runnable.spec.handler(runnable.event, ctx)
-            else:
-                loop = asyncio.get_running_loop()
-                value = await loop.run_in_executor(
-                    self._agents, runnable.spec.handler, runnable.event, ctx
-                )
+            value = await invoke(runnable.spec, runnable.event, ctx, self._agents)
             outcome = Settled(attempt, ok=True, result=to_jsonable_python(value))
+        except Deferred as deferred:
+            outcome = Settled(attempt, ok=False, error=str(deferred), wait_ms=deferred.wait_ms)
         except Exception as exc:
             outcome = Settled(attempt, ok=False, error=describe(exc))
         finally:
             self.running -= 1
             self.slot_freed.set()
+        outcome.usage, outcome.spent = ctx.usage, ctx.spent
         outcome.duration_ms = (time.monotonic() - attempt.started_mono) * 1000
         self.settler.submit(outcome)
 

@@ -90,3 +90,22 @@ class SignatureInvalid(WebhookError):
 
 class PayloadInvalid(WebhookError):
     """The body is not UTF-8 JSON, nests too deep, or does not map to a valid event."""
+
+
+class StepError(StreamdeskError):
+    """A durable step cannot be stored (its result is not JSON, its name is invalid)."""
+
+
+class LeaseLost(StreamdeskError):
+    """Another attempt took this event over: this one may not store steps or commit."""
+
+
+class Deferred(BaseException):
+    """Raised by ``ctx.tool`` when a rate budget is spent: the engine releases the event and
+    reruns it when its reserved token is due. Not an error, so it is not counted as a failure
+    or a delivery; a ``BaseException`` so an agent's ``except Exception`` cannot swallow it."""
+
+    def __init__(self, budget: str, wait_ms: int) -> None:
+        super().__init__(f"rate budget {budget!r} spent; next token in {wait_ms} ms")
+        self.budget = budget
+        self.wait_ms = wait_ms

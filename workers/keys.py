@@ -36,6 +36,12 @@ class Keys:
         """A set of every stream a worker or producer has touched, so no one SCANs."""
         return f"{self.prefix}stats:streams"
 
+    @property
+    def usage(self) -> str:
+        """Model usage paid for, by event type (a hash: ``<type>|calls``, ``|prompt_tokens``,
+        ``|completion_tokens``, ``|cost_usd``)."""
+        return f"{self.prefix}stats:usage"
+
     def worker(self, consumer: str) -> str:
         """One worker's heartbeat (a hash with a TTL)."""
         return f"{self.prefix}workers:{consumer}"

@@ -41,6 +41,12 @@ class AgentRun(models.Model):
     duration_ms = models.FloatField(null=True, blank=True)
     result = models.JSONField(null=True, blank=True)
     error = models.TextField(blank=True, default="")
+    # What the run's model calls cost, over every attempt (a stored step is paid once).
+    llm_calls = models.PositiveIntegerField(default=0)
+    prompt_tokens = models.PositiveBigIntegerField(default=0)
+    completion_tokens = models.PositiveBigIntegerField(default=0)
+    # Estimated from STREAMDESK_LLM_PRICES; models missing from it count 0.
+    cost_usd = models.FloatField(default=0.0)
 
     class Meta:
         indexes = [
@@ -80,6 +86,28 @@ class TimelineStep(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind} {self.event_hash[:12]} {self.entry_id}"
+
+
+class StepResult(models.Model):
+    """A durable step's stored result (``ctx.step``, ``workers/durable.py``): the function
+    ran once for this event, and a redelivery gets this value instead of running it again."""
+
+    event_hash = models.CharField(max_length=64)
+    name = models.CharField(max_length=200)
+    value = models.JSONField(null=True, blank=True)
+    # The attempt (fencing token) and worker that ran it.
+    token = models.PositiveIntegerField(default=0)
+    consumer = models.CharField(max_length=256, blank=True, default="")
+    duration_ms = models.FloatField(null=True, blank=True)
+    created_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["event_hash", "name"], name="stepresult_event_name")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.event_hash[:12]} {self.name}"
 
 
 class Door(models.TextChoices):
@@ -206,3 +234,57 @@ class OutboxEvent(models.Model):
     def __str__(self) -> str:
         state = "sent" if self.sent_at else "unsent"
         return f"outbox {self.pk} {self.type} {self.subject} ({state})"
+
+
+class GraphCheckpoint(models.Model):
+    """A LangGraph checkpoint (``workers/graph/``): the graph's state after a step, whole and
+    serialized by the saver's serde. The thread of an agent's graph is its event hash."""
+
+    thread_id = models.CharField(max_length=255)
+    checkpoint_ns = models.CharField(max_length=512, blank=True, default="")
+    # uuid6 strings: they sort in the order the checkpoints were made.
+    checkpoint_id = models.CharField(max_length=64)
+    parent_id = models.CharField(max_length=64, blank=True, default="")
+    checkpoint_type = models.CharField(max_length=32)
+    checkpoint = models.BinaryField()
+    metadata_type = models.CharField(max_length=32)
+    metadata = models.BinaryField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            # Also the index behind "the latest checkpoint of a thread" (highest id).
+            models.UniqueConstraint(
+                fields=["thread_id", "checkpoint_ns", "checkpoint_id"], name="graphcheckpoint_id"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.thread_id[:12]} {self.checkpoint_ns} {self.checkpoint_id}"
+
+
+class GraphWrite(models.Model):
+    """A pending write of a graph task, made after the checkpoint it belongs to: on resume the
+    tasks that wrote them are not run again."""
+
+    thread_id = models.CharField(max_length=255)
+    checkpoint_ns = models.CharField(max_length=512, blank=True, default="")
+    checkpoint_id = models.CharField(max_length=64)
+    task_id = models.CharField(max_length=64)
+    # The write's index in its task; special writes (errors, interrupts) are negative.
+    idx = models.IntegerField()
+    channel = models.CharField(max_length=255)
+    value_type = models.CharField(max_length=32)
+    value = models.BinaryField()
+    task_path = models.TextField(blank=True, default="")
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["thread_id", "checkpoint_ns", "checkpoint_id", "task_id", "idx"],
+                name="graphwrite_task_idx",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.thread_id[:12]} {self.checkpoint_id} {self.task_id} {self.channel}"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -27,6 +27,22 @@ class Run:
     deliveries: int = 0
 
 
+@dataclass(slots=True)
+class Usage:
+    """Model calls and their tokens and estimated cost."""
+
+    calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float = 0.0
+
+    def add(self, prompt_tokens: int, completion_tokens: int, cost_usd: float) -> None:
+        self.calls += 1
+        self.prompt_tokens += prompt_tokens
+        self.completion_tokens += completion_tokens
+        self.cost_usd += cost_usd
+
+
 @dataclass(frozen=True, slots=True)
 class Finish:
     run: Run
@@ -34,3 +50,17 @@ class Finish:
     result: Any = None
     error: str = ""
     dead: bool = False
+    # The run's model calls so far (its stored steps included).
+    usage: Usage = field(default_factory=Usage)
+
+
+@dataclass(frozen=True, slots=True)
+class StepWrite:
+    event_hash: str
+    name: str
+    value: Any
+    token: int
+    consumer: str
+    lease: str
+    duration_ms: float
+    at: datetime

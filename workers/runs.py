@@ -21,9 +21,9 @@ from typing import Any
 from django.db import connection, transaction
 from django.utils import timezone
 
-from workers import timeline
+from workers import durable, timeline
 from workers.models import AgentRun, RunStatus
-from workers.records import Finish, Run
+from workers.records import Finish, Run, StepWrite, Usage
 from workers.sql import CHUNK_ROWS, db_time, placeholders, raw_cursor
 from workers.steps import StepRecord
 
@@ -32,7 +32,11 @@ COLUMNS = (
     "event_hash", "event_type", "event_id", "source", "subject", "stream", "entry_id",
     "status", "attempts", "deliveries", "lease", "fence", "consumer", "created_at", "started_at",
     "finished_at", "duration_ms", "result", "error",
+    "llm_calls", "prompt_tokens", "completion_tokens", "cost_usd",
 )  # fmt: skip
+# A run's usage only grows (each attempt reports every stored step's): a row written
+# without any (a dead-lettering, a fence) keeps what an earlier attempt stored.
+USAGE = ("llm_calls", "prompt_tokens", "completion_tokens", "cost_usd")
 UPDATED = [c for c in COLUMNS if c not in ("event_hash", "created_at")]
 SUCCEEDED = RunStatus.SUCCEEDED.value
 
@@ -43,13 +47,18 @@ def upsert_sql(rows: int, fenced: bool) -> str:
     ``fenced``: the update also needs the row's fence to be empty or this row's lease.
     """
     row = f"({', '.join(['%s'] * len(COLUMNS))})"
+    bigger = "GREATEST" if connection.vendor == "postgresql" else "MAX"
+    sets = [
+        f"{c} = {bigger}({TABLE}.{c}, excluded.{c})" if c in USAGE else f"{c} = excluded.{c}"
+        for c in UPDATED
+    ]
     guard = f"{TABLE}.status <> '{SUCCEEDED}'"
     if fenced:
         guard += f" AND ({TABLE}.fence = '' OR {TABLE}.fence = excluded.lease)"
     return (
         f"INSERT INTO {TABLE} ({', '.join(COLUMNS)}) VALUES {', '.join([row] * rows)} "
         f"ON CONFLICT (event_hash) DO UPDATE SET "
-        f"{', '.join(f'{c} = excluded.{c}' for c in UPDATED)} WHERE {guard}"
+        f"{', '.join(sets)} WHERE {guard}"
     )
 
 
@@ -76,12 +85,14 @@ def _db_json(value: Any) -> Any:
 
 
 def _values(run: Run, status: str, fence: str, now: Any, finish: Finish | None) -> list[Any]:
+    usage = finish.usage if finish else Usage()
     return [
         run.event_hash, run.event_type, run.event_id, run.source, run.subject, run.stream,
         run.entry_id, status, run.token, run.deliveries, run.lease, fence, run.consumer, now,
         db_time(run.started_at), now if finish else None,
         finish.duration_ms if finish else None,
         _db_json(finish.result if finish else None), finish.error if finish else "",
+        usage.calls, usage.prompt_tokens, usage.completion_tokens, usage.cost_usd,
     ]  # fmt: skip
 
 
@@ -130,6 +141,13 @@ class RunStore:
             for f in finishes
         ]
         self._upsert(rows, fenced=True)
+
+    def load_steps(self, event_hash: str) -> dict[str, Any]:
+        """The stored durable steps of an event (``ctx.step``)."""
+        return durable.load(event_hash)
+
+    def save_step(self, write: StepWrite) -> Any:
+        return durable.save(write)
 
     def record(self, steps: list[StepRecord]) -> None:
         """Timeline steps (see ``workers/timeline.py``)."""

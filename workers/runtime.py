@@ -11,6 +11,8 @@ from django.conf import settings
 
 from workers.config import EngineConfig
 from workers.connection import connect, resolve_url
+from workers.llm.config import LLMConfig
+from workers.ratelimit import Budget, budgets_from, parse_budgets
 
 
 def data_dir() -> Path:
@@ -24,6 +26,18 @@ def redis_url() -> str:
 
 def engine_config(**overrides: Any) -> EngineConfig:
     return EngineConfig.from_mapping(dict(settings.STREAMDESK), **overrides)
+
+
+def rate_budgets() -> dict[str, Budget]:
+    """``STREAMDESK_RATE_LIMITS``: a ``"github=50/s:100,..."`` string or a dict of
+    ``{"rate": per second, "burst": n}``."""
+    raw = getattr(settings, "STREAMDESK_RATE_LIMITS", {})
+    return parse_budgets(raw) if isinstance(raw, str) else budgets_from(raw)
+
+
+def llm_config() -> LLMConfig:
+    config = getattr(settings, "STREAMDESK_LLM", None)
+    return config if isinstance(config, LLMConfig) else LLMConfig()
 
 
 @functools.cache

@@ -9,13 +9,23 @@ import signal
 
 from workers.config import EngineConfig
 from workers.connection import aconnect, check_version
-from workers.engine import RunStore, Worker
+from workers.engine import Worker
+from workers.llm.config import LLMConfig
+from workers.ratelimit import Budget
 from workers.registry import Registry
+from workers.stores import RunStore
 
 log = logging.getLogger("streamdesk.worker")
 
 
-async def serve(config: EngineConfig, url: str, registry: Registry, store: RunStore) -> None:
+async def serve(
+    config: EngineConfig,
+    url: str,
+    registry: Registry,
+    store: RunStore,
+    budgets: dict[str, Budget] | None = None,
+    llm: LLMConfig | None = None,
+) -> None:
     # Read timeouts must outlast XREADGROUP BLOCK.
     client = await aconnect(
         url,
@@ -28,7 +38,7 @@ async def serve(config: EngineConfig, url: str, registry: Registry, store: RunSt
     # out of the garbage collector's full passes, which otherwise pause the loop for ms.
     gc.collect()
     gc.freeze()
-    worker = Worker(config, client, registry, store)
+    worker = Worker(config, client, registry, store, budgets, llm)
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, worker.request_stop)

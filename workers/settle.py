@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -18,8 +18,9 @@ from redis.asyncio.client import Pipeline
 from workers import stats
 from workers.bus import Delivery
 from workers.deadletter import DeadLetter, queue_dead_letter
+from workers.defer import queue_defer
 from workers.intake import Rejected
-from workers.records import Finish
+from workers.records import Finish, Usage
 from workers.retry import Decision, Verdict
 
 if TYPE_CHECKING:
@@ -40,9 +41,14 @@ class Settled:
     start_unwritten: bool = False
     # Its timeline steps are written (a settle retried after a Redis outage skips them).
     recorded: bool = False
+    # Deferred for a rate budget: rerun in this many ms (neither a success nor a failure).
+    wait_ms: int | None = None
+    # The run's model usage (stored steps included), and what this attempt paid for.
+    usage: Usage = field(default_factory=Usage)
+    spent: Usage = field(default_factory=Usage)
 
     def finish(self, dead: bool = False) -> Finish:
-        return Finish(self.attempt.run, self.duration_ms, self.result, self.error, dead)
+        return Finish(self.attempt.run, self.duration_ms, self.result, self.error, dead, self.usage)
 
 
 class Settler:
@@ -90,10 +96,11 @@ class Settler:
 
     async def _settle(self, batch: list[Settled]) -> None:
         oks = [s for s in batch if s.ok]
-        fails = [s for s in batch if not s.ok]
+        deferred = [s for s in batch if s.wait_ms is not None]
+        fails = [s for s in batch if not s.ok and s.wait_ms is None]
         policy = self.config.retry_policy
         decisions = [policy.after_failure(s.attempt.delivery.deliveries) for s in fails]
-        committed = await self.worker.db.call(self._write, (oks, fails, decisions))
+        committed = await self.worker.db.call(self._write, (oks, fails, decisions, deferred))
         for s in batch:
             s.recorded = True
         counts: Counter[str] = Counter()
@@ -101,22 +108,31 @@ class Settler:
             duplicates = await self._queue_successes(pipe, oks, committed, counts)
             for s, decision in zip(fails, decisions, strict=True):
                 await self._queue_failure(pipe, s, decision.verdict, decision.retry_in_ms, counts)
+            for s in deferred:
+                await self._queue_deferral(pipe, s, counts)
             stats.queue_counts(pipe, self.worker.keys, self.config.stream, counts)
+            stats.queue_usage(pipe, self.worker.keys, _spent_by_type(batch))
             await pipe.execute()
         self.worker.timeline.acked_with(duplicates)
+        for s in deferred:
+            assert s.wait_ms is not None
+            self.worker.deferrals.add(s.attempt.entry_ids, s.wait_ms)
         for s in batch:
             self.worker.finished(s.attempt)
 
-    def _write(self, outcomes: tuple[list[Settled], list[Settled], list[Decision]]) -> set[str]:
+    def _write(
+        self, outcomes: tuple[list[Settled], list[Settled], list[Decision], list[Settled]]
+    ) -> set[str]:
         """In the database thread, one transaction: results, failures, their timeline steps.
         Returns the leases that committed."""
-        oks, fails, decisions = outcomes
+        oks, fails, decisions, deferred = outcomes
         store = self.worker.store
         committed = store.commit([s.finish() for s in oks])
         if fails:
             dead = [d.verdict is Verdict.DEAD for d in decisions]
             store.fail([s.finish(d) for s, d in zip(fails, dead, strict=True)])
         steps = self.worker.timeline.settled(oks, committed, fails, decisions)
+        steps += self.worker.timeline.deferred(deferred)
         if steps:
             store.record(steps)
         return committed
@@ -175,6 +191,29 @@ class Settler:
                 "entry_id": attempt.delivery.entry_id,
                 "deliveries": attempt.delivery.deliveries,
             },
+        )
+
+    async def _queue_deferral(self, pipe: Pipeline, s: Settled, counts: Counter[str]) -> None:
+        """Out of a rate budget: the lease is given back and the entries wait, uncounted as a
+        delivery or a failure, until the token is due (``workers/defer.py``)."""
+        attempt = s.attempt
+        assert s.wait_ms is not None
+        counts["deferred"] += 1
+        await self.worker.gate.queue_release(pipe, attempt.event_hash, attempt.owner, attempt.token)
+        queue_defer(
+            pipe,
+            self.config.stream,
+            self.config.group,
+            self.config.consumer,
+            [attempt.delivery, *attempt.followers],
+            self.config.claim_idle_ms,
+            s.wait_ms,
+        )
+        log.info(
+            "deferred: %s; rerun in %d ms",
+            s.error,
+            s.wait_ms,
+            extra={"event_hash": attempt.event_hash, "entry_id": attempt.delivery.entry_id},
         )
 
     def _letter(self, delivery: Delivery, reason: str, error: str) -> DeadLetter:
@@ -268,3 +307,15 @@ class Settler:
             for a in attempts:
                 await self.worker.gate.queue_release(pipe, a.event_hash, a.owner, a.token)
             await pipe.execute()
+
+
+def _spent_by_type(batch: list[Settled]) -> dict[str, Usage]:
+    out: dict[str, Usage] = {}
+    for s in batch:
+        if s.spent.calls:
+            total = out.setdefault(s.attempt.runnable.event.type, Usage())
+            total.calls += s.spent.calls
+            total.prompt_tokens += s.spent.prompt_tokens
+            total.completion_tokens += s.spent.completion_tokens
+            total.cost_usd += s.spent.cost_usd
+    return out

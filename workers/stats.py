@@ -9,6 +9,7 @@ import redis
 from redis.asyncio.client import Pipeline
 
 from workers.keys import Keys
+from workers.records import Usage
 
 # Every counter a worker keeps per stream.
 COUNTERS = (
@@ -20,6 +21,7 @@ COUNTERS = (
     "fenced",  # a result refused because the lease was taken over
     "deleted",  # a pending entry whose payload was deleted from the stream
     "reclaimed",  # entries taken over from idle consumers
+    "deferred",  # an agent out of a rate budget: rerun when its token is due
 )
 
 
@@ -31,6 +33,30 @@ def queue_counts(pipe: Pipeline, keys: Keys, stream: str, counts: Counter[str]) 
     for name, value in non_zero.items():
         pipe.hincrby(key, name, value)
     pipe.sadd(keys.streams_index, stream)
+
+
+USAGE_FIELDS = ("calls", "prompt_tokens", "completion_tokens", "cost_usd")
+
+
+def queue_usage(pipe: Pipeline, keys: Keys, spent: dict[str, Usage]) -> None:
+    """What this batch's model calls cost, per event type (replayed steps were paid before)."""
+    for event_type, usage in spent.items():
+        if not usage.calls:
+            continue
+        pipe.hincrby(keys.usage, f"{event_type}|calls", usage.calls)
+        pipe.hincrby(keys.usage, f"{event_type}|prompt_tokens", usage.prompt_tokens)
+        pipe.hincrby(keys.usage, f"{event_type}|completion_tokens", usage.completion_tokens)
+        pipe.hincrbyfloat(keys.usage, f"{event_type}|cost_usd", usage.cost_usd)
+
+
+def usage_by_type(raw: dict[str, str]) -> dict[str, dict[str, float]]:
+    """``HGETALL`` of the usage hash, as ``{type: {calls, prompt_tokens, ...}}``."""
+    out: dict[str, dict[str, float]] = {}
+    for field, value in raw.items():
+        event_type, _, name = field.rpartition("|")
+        if name in USAGE_FIELDS and event_type:
+            out.setdefault(event_type, dict.fromkeys(USAGE_FIELDS, 0.0))[name] = float(value)
+    return out
 
 
 def read_counts(client: redis.Redis, keys: Keys, streams: list[str]) -> dict[str, dict[str, int]]:

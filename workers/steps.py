@@ -48,6 +48,7 @@ class Kind(StrEnum):
     COMMITTED = "committed"  # result committed and the entry acked
     DEAD_LETTERED = "dead_lettered"  # written to <stream>:dead and acked
     DELETED = "deleted"  # the entry was deleted from the stream while pending
+    DEFERRED = "deferred"  # out of a tool's rate budget: the lease released, rerun when due
 
 
 @dataclass(frozen=True, slots=True)
@@ -201,6 +202,19 @@ class Timeline:
             if dead:
                 detail = clip(f"max-deliveries: {error}")
                 steps.append(self.step(delivery, Kind.DEAD_LETTERED, at, detail))
+        return steps
+
+    def deferred(self, outcomes: list[Settled]) -> list[StepRecord]:
+        """Attempts that ran out of a rate budget, for the settler to write."""
+        if self._post is None:
+            return []
+        at = now()
+        steps: list[StepRecord] = []
+        for s in outcomes:
+            if s.recorded:
+                continue
+            steps += [self.ran_step(s.attempt)] if s.start_unwritten else []
+            steps.append(self.step(s.attempt.delivery, Kind.DEFERRED, at, s.error))
         return steps
 
     def acked_with(self, duplicates: list[tuple[Attempt, Delivery]]) -> None:

@@ -28,14 +28,15 @@ def xadd(r: redis.Redis, event: dict[str, Any] | str, stream: str = STREAM) -> s
 
 
 async def _run(
-    url: str, configs: list[EngineConfig], registry: Registry, timeout_s: float
+    url: str, configs: list[EngineConfig], registry: Registry, timeout_s: float, **services: Any
 ) -> list[Worker]:
     clients = [
         aredis.Redis.from_url(url, decode_responses=True, encoding_errors="replace")
         for _ in configs
     ]
     workers = [
-        Worker(c, client, registry, RunStore()) for c, client in zip(configs, clients, strict=True)
+        Worker(c, client, registry, RunStore(), **services)
+        for c, client in zip(configs, clients, strict=True)
     ]
     try:
         await asyncio.wait_for(asyncio.gather(*(w.run() for w in workers)), timeout_s)
@@ -45,16 +46,23 @@ async def _run(
     return workers
 
 
-def run_burst(url: str, config: EngineConfig, registry: Registry, timeout_s: float = 30) -> Worker:
-    """One worker until nothing is new or pending (``burst``)."""
-    return asyncio.run(_run(url, [config], registry, timeout_s))[0]
+def run_burst(
+    url: str, config: EngineConfig, registry: Registry, timeout_s: float = 30, **services: Any
+) -> Worker:
+    """One worker until nothing is new or pending (``burst``). ``services``: the Worker's
+    ``budgets`` (rate limits) and ``llm`` (an ``LLMConfig``)."""
+    return asyncio.run(_run(url, [config], registry, timeout_s, **services))[0]
 
 
 def run_many(
-    url: str, configs: list[EngineConfig], registry: Registry, timeout_s: float = 30
+    url: str,
+    configs: list[EngineConfig],
+    registry: Registry,
+    timeout_s: float = 30,
+    **services: Any,
 ) -> list[Worker]:
     """Several workers (distinct consumers) at once, in one event loop."""
-    return asyncio.run(_run(url, configs, registry, timeout_s))
+    return asyncio.run(_run(url, configs, registry, timeout_s, **services))
 
 
 def counters(r: redis.Redis, stream: str = STREAM) -> dict[str, int]:

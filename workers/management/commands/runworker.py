@@ -16,7 +16,7 @@ from workers.management.commands.relay import relay_config
 from workers.registry import default_registry
 from workers.relay import Relay
 from workers.runs import RunStore
-from workers.runtime import engine_config, redis_client, redis_url
+from workers.runtime import engine_config, llm_config, rate_budgets, redis_client, redis_url
 from workers.serve import serve
 
 
@@ -91,7 +91,16 @@ class Command(BaseCommand):
         relay = self.start_relay(stop_relay) if options["relay"] else None
         try:
             config = engine_config(**overrides)
-            asyncio.run(serve(config, redis_url(), default_registry, RunStore()))
+            asyncio.run(
+                serve(
+                    config,
+                    redis_url(),
+                    default_registry,
+                    RunStore(),
+                    rate_budgets(),
+                    llm_config(),
+                )
+            )
         except StreamdeskError as exc:
             raise CommandError(str(exc)) from exc
         finally:

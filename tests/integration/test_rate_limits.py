@@ -1,0 +1,125 @@
+"""Shared rate budgets (``ctx.tool``): the Redis token bucket and deferred events."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import replace
+from typing import Any
+
+import pytest
+import redis
+import redis.asyncio as aredis
+
+from tests.integration.helpers import AnyData, counters, pending, run_burst, xadd
+from workers.config import EngineConfig
+from workers.context import rate_limited
+from workers.errors import ConfigurationError
+from workers.models import AgentRun, RunStatus
+from workers.ratelimit import Budget, Limiter, levels, parse_budgets, queue_levels
+from workers.registry import Registry
+from workers.timeline import steps_for
+
+pytestmark = pytest.mark.django_db(transaction=True)
+PREFIX = "streamdesk:"
+
+
+def takes(redis_url: str, budget: Budget, holders: list[str]) -> list[tuple[bool, int]]:
+    async def go() -> list[tuple[bool, int]]:
+        client = aredis.Redis.from_url(redis_url, decode_responses=True)
+        try:
+            limiter = Limiter(client, {budget.name: budget}, PREFIX)
+            grants = [await limiter.take(budget.name, h) for h in holders]
+        finally:
+            await client.aclose()
+        return [(g.ok, g.wait_ms) for g in grants]
+
+    return asyncio.run(go())
+
+
+def test_the_bucket_grants_its_burst_then_reserves_tokens_in_order(
+    r: redis.Redis, redis_url: str
+) -> None:
+    api = Budget("api", rate=10, burst=3)
+    grants = takes(redis_url, api, ["a", "b", "c", "d", "e", "d"])
+    assert [ok for ok, _ in grants[:3]] == [True] * 3
+    (d_ok, d_wait), (e_ok, e_wait), (again_ok, again_wait) = grants[3:]
+    # d holds the next token (due in ~100 ms), e the one after; asking again keeps d's place.
+    assert not d_ok and 50 <= d_wait <= 100
+    assert not e_ok and d_wait + 50 <= e_wait <= 200
+    assert not again_ok and again_wait <= d_wait
+    time.sleep(d_wait / 1000 + 0.02)
+    assert takes(redis_url, api, ["d"]) == [(True, 0)]
+    # e's reservation is not due yet; a newcomer queues behind it.
+    (late_ok, late_wait), (new_ok, new_wait) = takes(redis_url, api, ["e", "f"])
+    assert not late_ok and not new_ok and new_wait > late_wait
+
+    with r.pipeline() as pipe:
+        queue_levels(pipe, PREFIX, {"api": api})
+        (level,) = levels(pipe.execute(), {"api": api})
+    assert level.taken == 4 and level.deferrals == 3 and level.waiting == 2
+    assert level.tokens < 0
+
+
+def test_budget_specs_parse_and_bad_ones_say_why() -> None:
+    budgets = parse_budgets("github=50/s:100, slack=60/m, vault=2/s")
+    assert budgets["github"] == Budget("github", 50.0, 100)
+    assert budgets["slack"] == Budget("slack", 1.0, 1)
+    assert budgets["vault"].burst == 2
+    with pytest.raises(ConfigurationError, match="NAME=RATE"):
+        parse_budgets("github=fast")
+    with pytest.raises(ConfigurationError, match="rate must be above 0"):
+        parse_budgets("github=0/s")
+
+
+def test_a_deferred_event_runs_once_its_token_is_due_and_is_never_dead_lettered(
+    r: redis.Redis, redis_url: str, config: EngineConfig
+) -> None:
+    granted: list[float] = []
+    starts: list[str] = []
+
+    @rate_limited("api")
+    async def call_api(n: int) -> int:
+        granted.append(time.monotonic())
+        return n * 2
+
+    async def agent(event: Any, ctx: Any) -> int:
+        starts.append(event.hash)
+        return await call_api(event.data.model_dump()["n"])
+
+    registry = Registry()
+    registry.register("test.limited", AnyData, agent)
+    for n in range(8):
+        xadd(r, {"type": "test.limited", "source": "t", "id": f"e{n}", "data": {"n": n}})
+    # One delivery allowed: were a deferral counted as one, these would be dead-lettered.
+    strict = replace(config, max_deliveries=1)
+    run_burst(redis_url, strict, registry, budgets={"api": Budget("api", rate=10, burst=2)})
+
+    assert AgentRun.objects.filter(status=RunStatus.SUCCEEDED).count() == 8
+    assert sorted(AgentRun.objects.values_list("result", flat=True)) == [0, 2, 4, 6, 8, 10, 12, 14]
+    stats = counters(r)
+    assert stats.get("dead_lettered", 0) == 0 and stats.get("failed", 0) == 0
+    assert stats["deferred"] == 6 and pending(r) == 0
+    # Each event's agent ran at most twice (first try, then on its reserved token).
+    assert max(starts.count(h) for h in set(starts)) == 2
+    # The budget held: after the burst of 2, one call per 100 ms at most.
+    granted.sort()
+    for i in range(2, len(granted)):
+        assert granted[i] - granted[0] >= (i - 2) * 0.1 - 0.02
+    deferred_event = AgentRun.objects.order_by("-result").first()
+    assert deferred_event is not None
+    kinds = [s.kind for s in steps_for(deferred_event.event_hash)]
+    assert "deferred" in kinds and kinds[-1] == "committed"
+
+
+def test_an_unknown_budget_is_a_clear_failure(
+    r: redis.Redis, redis_url: str, config: EngineConfig
+) -> None:
+    async def agent(event: Any, ctx: Any) -> None:
+        await ctx.tool("githb")
+
+    registry = Registry()
+    registry.register("test.limited", AnyData, agent)
+    xadd(r, {"type": "test.limited", "id": "x", "data": {}})
+    run_burst(redis_url, replace(config, max_deliveries=1), registry, budgets={})
+    assert "no rate budget named 'githb'" in AgentRun.objects.get().error

@@ -1,0 +1,111 @@
+"""Events waiting for a rate budget's token: released, still pending, rerun when due.
+
+A deferred entry stays in this consumer's pending list. Settling it (``queue_defer``) sets
+its delivery count back by one (a wait is not a delivery) and its idle time so that any
+worker's XAUTOCLAIM finds it when the token is due, should this worker die meanwhile. This
+worker also keeps a timer, so that normally it reruns the entry itself, on time, with one
+script call that takes the entry back only if it is still its own.
+"""
+
+from __future__ import annotations
+
+import heapq
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from redis.asyncio import Redis
+from redis.asyncio.client import Pipeline
+
+from workers.bus import Delivery
+
+# For each id: if still pending for this consumer, reset its idle time and delivery count
+# and return its fields; a deleted entry returns an empty list (acked by the caller).
+_TAKE_BACK = """
+local out = {}
+for i, id in ipairs(ARGV) do
+  if i > 2 then
+    local row = redis.call('XPENDING', KEYS[1], ARGV[1], id, id, 1)[1]
+    if row and row[2] == ARGV[2] then
+      local n = tonumber(row[4]) + 1
+      redis.call('XCLAIM', KEYS[1], ARGV[1], ARGV[2], 0, id, 'IDLE', 0, 'RETRYCOUNT', n, 'JUSTID')
+      local entry = redis.call('XRANGE', KEYS[1], id, id)[1]
+      table.insert(out, {id, n, entry and entry[2] or {}})
+    end
+  end
+end
+return out
+"""
+
+
+@dataclass(order=True, slots=True)
+class Waiting:
+    due: float  # time.monotonic()
+    entry_id: str
+
+
+class Deferrals:
+    def __init__(self, client: Redis, stream: str, group: str, consumer: str) -> None:
+        self.client = client
+        self.stream = stream
+        self.group = group
+        self.consumer = consumer
+        self._heap: list[Waiting] = []
+        self._take_back = client.register_script(_TAKE_BACK)
+
+    def __len__(self) -> int:
+        return len(self._heap)
+
+    def add(self, entry_ids: list[str], wait_ms: int) -> None:
+        due = time.monotonic() + wait_ms / 1000
+        for entry_id in entry_ids:
+            heapq.heappush(self._heap, Waiting(due, entry_id))
+
+    def ms_until_next(self) -> int | None:
+        if not self._heap:
+            return None
+        return max(0, int((self._heap[0].due - time.monotonic()) * 1000) + 1)
+
+    def due(self) -> bool:
+        return bool(self._heap) and self._heap[0].due <= time.monotonic()
+
+    async def take_due(self, want: int) -> list[Delivery]:
+        """Up to ``want`` entries whose token is due, taken back for a rerun."""
+        now = time.monotonic()
+        ids: list[str] = []
+        while self._heap and self._heap[0].due <= now and len(ids) < want:
+            ids.append(heapq.heappop(self._heap).entry_id)
+        if not ids:
+            return []
+        rows = await self._take_back(keys=[self.stream], args=[self.group, self.consumer, *ids])
+        return [_delivery(row) for row in rows]
+
+
+def _delivery(row: Any) -> Delivery:
+    entry_id, deliveries, flat = row
+    fields = {str(flat[i]): str(flat[i + 1]) for i in range(0, len(flat), 2)}
+    return Delivery(str(entry_id), fields, int(deliveries), reclaimed=False)
+
+
+def queue_defer(
+    pipe: Pipeline,
+    stream: str,
+    group: str,
+    consumer: str,
+    deliveries: list[Delivery],
+    claim_idle_ms: int,
+    wait_ms: int,
+) -> None:
+    """One XCLAIM per entry: count back, and idle so XAUTOCLAIM finds it when due."""
+    idle = max(claim_idle_ms - wait_ms, 0)
+    for d in deliveries:
+        pipe.xclaim(
+            stream,
+            group,
+            consumer,
+            0,
+            [d.entry_id],
+            idle=idle,
+            retrycount=max(d.deliveries - 1, 0),
+            justid=True,
+        )

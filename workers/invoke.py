@@ -1,0 +1,27 @@
+"""Calling an agent: async ones on the loop, sync ones in the worker's thread pool, each
+with its context set for the tools it calls (``rate_limited``, ``current_context``)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import functools
+from concurrent.futures import Executor
+from typing import Any
+
+from workers.context import AgentContext, SyncAgentContext
+from workers.events import Event
+from workers.registry import AgentSpec
+
+
+async def invoke(spec: AgentSpec, event: Event[Any], ctx: AgentContext, executor: Executor) -> Any:
+    token = ctx.enter()
+    try:
+        if spec.is_async:
+            return await spec.handler(event, ctx)
+        call = functools.partial(
+            contextvars.copy_context().run, spec.handler, event, SyncAgentContext(ctx)
+        )
+        return await asyncio.get_running_loop().run_in_executor(executor, call)
+    finally:
+        ctx.reset(token)

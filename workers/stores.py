@@ -1,0 +1,39 @@
+"""What the engine needs from its database: the run store, and durable steps through the
+worker's database threads."""
+
+from __future__ import annotations
+
+from contextlib import AbstractContextManager
+from typing import Any, Protocol
+
+from workers.dbwriter import DbWriter
+from workers.records import Finish, Run, StepWrite
+from workers.steps import StepRecord
+
+
+class RunStore(Protocol):
+    def atomic(self) -> AbstractContextManager[Any]: ...
+    def done_among(self, hashes: list[str]) -> set[str]: ...
+    def fence(self, runs: list[Run]) -> None: ...
+    def commit(self, finishes: list[Finish]) -> set[str]: ...
+    def fail(self, finishes: list[Finish]) -> None: ...
+    def mark_dead(self, finishes: list[Finish]) -> None: ...
+    def record(self, steps: list[StepRecord]) -> None: ...
+    def load_steps(self, event_hash: str) -> dict[str, Any]: ...
+    def save_step(self, write: StepWrite) -> Any: ...
+    def close(self) -> None: ...
+
+
+class WorkerSteps:
+    """Durable steps through the worker's database threads: loads on the read thread, saves
+    grouped with the other writes."""
+
+    def __init__(self, db: DbWriter, store: RunStore) -> None:
+        self.db = db
+        self.store = store
+
+    async def load_steps(self, event_hash: str) -> dict[str, Any]:
+        return await self.db.read(self.store.load_steps, event_hash)
+
+    async def save_step(self, write: StepWrite) -> Any:
+        return await self.db.call(self.store.save_step, write)
