@@ -49,8 +49,11 @@ INSTALLED_APPS = [
     "channels",
     "django_htmx",
     "console",
-    # The outbox example (docs/outbox.md): a Ticket model and its triage agent.
+    # The outbox example (docs/outbox.md): a Ticket model and its routing agent.
     "workers.examples.tickets",
+    # The agent runtime's examples (docs/agents.md) and the services they act on.
+    "workers.examples.sandbox",
+    "workers.examples.security",
 ]
 
 MIDDLEWARE = [

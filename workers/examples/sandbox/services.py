@@ -1,0 +1,62 @@
+"""The sandbox services' APIs: synchronous, rate-limited, idempotent by key.
+
+Each call takes a token from its service's shared budget (``STREAMDESK_RATE_LIMITS``), so
+the example agents show deferral when they outrun it. Call them inside ``ctx.step`` (they
+are sync: the step runs them in a worker thread) with ``ctx.idempotency_key(step)``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import close_old_connections, transaction
+
+from workers.context import rate_limited
+from workers.examples.sandbox.models import SideEffect
+
+# The directory's answer: which team owns a repository, and where to reach it.
+OWNERS = {
+    "acme/payments": {"team": "payments", "owner": "dana", "channel": "#payments-oncall"},
+    "acme/web": {"team": "web", "owner": "lee", "channel": "#web"},
+    "acme/infra": {"team": "platform", "owner": "sam", "channel": "#platform-oncall"},
+}
+
+
+def _record(service: str, action: str, target: str, payload: dict[str, Any], key: str) -> Any:
+    """Insert the effect once per key; a repeat answers the first call's effect."""
+    try:
+        with transaction.atomic():
+            effect, created = SideEffect.objects.get_or_create(
+                idempotency_key=key,
+                defaults={
+                    "service": service,
+                    "action": action,
+                    "target": target,
+                    "payload": payload,
+                },
+            )
+            if not created:
+                SideEffect.objects.filter(pk=effect.pk).update(replays=effect.replays + 1)
+        return {"id": effect.pk, "replayed": not created, **effect.payload}
+    finally:
+        close_old_connections()  # agent threads outlive requests: honour CONN_MAX_AGE
+
+
+@rate_limited("github")
+def label_issue(repository: str, number: int, labels: list[str], key: str) -> Any:
+    return _record("github", "label_issue", f"{repository}#{number}", {"labels": labels}, key)
+
+
+@rate_limited("directory")
+def lookup_owner(repository: str) -> dict[str, str] | None:
+    return OWNERS.get(repository)
+
+
+@rate_limited("vault")
+def revoke(credential_id: str, kind: str, key: str) -> Any:
+    return _record("vault", "revoke", credential_id, {"kind": kind, "revoked": True}, key)
+
+
+@rate_limited("slack")
+def notify(channel: str, text: str, key: str) -> Any:
+    return _record("slack", "notify", channel, {"text": text}, key)

@@ -1,0 +1,1 @@
+"""Example: remediating a leaked credential with an explicit state machine."""
