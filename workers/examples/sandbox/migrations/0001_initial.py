@@ -4,24 +4,27 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
-    dependencies = [
-    ]
+    dependencies = []
 
     operations = [
         migrations.CreateModel(
-            name='SideEffect',
+            name="SideEffect",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('service', models.CharField(max_length=32)),
-                ('action', models.CharField(max_length=64)),
-                ('target', models.CharField(max_length=256)),
-                ('payload', models.JSONField(default=dict)),
-                ('idempotency_key', models.CharField(max_length=400, unique=True)),
-                ('replays', models.PositiveIntegerField(default=0)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("service", models.CharField(max_length=32)),
+                ("action", models.CharField(max_length=64)),
+                ("target", models.CharField(max_length=256)),
+                ("payload", models.JSONField(default=dict)),
+                ("idempotency_key", models.CharField(max_length=400, unique=True)),
+                ("replays", models.PositiveIntegerField(default=0)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
             ],
         ),
     ]
