@@ -1,0 +1,154 @@
+"""LangGraph agents in a real worker: a retried event resumes at the last finished node."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any, TypedDict
+
+import pytest
+import redis
+
+pytest.importorskip("langgraph", reason="the optional langgraph extra is not installed")
+
+from langgraph.graph import END, START, StateGraph
+from langgraph.runtime import Runtime
+from pydantic import BaseModel
+
+from tests.integration.helpers import counters, pending, run_burst, xadd
+from workers.config import EngineConfig
+from workers.context import current_context
+from workers.events import Event
+from workers.graph import GraphContext, run_graph
+from workers.models import AgentRun, GraphCheckpoint, RunStatus, StepResult
+from workers.registry import Registry
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+class Numbers(BaseModel):
+    n: int
+
+
+class State(TypedDict, total=False):
+    n: int
+    doubled: int
+    total: int
+    sent: dict[str, Any]
+
+
+class Flaky:
+    """A two-node graph whose second node fails its first ``fail_times`` runs; counts runs."""
+
+    def __init__(self, fail_times: int = 1) -> None:
+        self.runs: Counter[str] = Counter()
+        self.fail_times = fail_times
+        self.hashes: list[str] = []
+
+    def graph(self) -> StateGraph[State, GraphContext, State, State]:
+        graph = StateGraph(State, context_schema=GraphContext)
+        graph.add_node("double", self.double)
+        graph.add_node("add", self.add)
+        graph.add_edge(START, "double")
+        graph.add_edge("double", "add")
+        graph.add_edge("add", END)
+        return graph
+
+    def double(self, state: State) -> State:
+        # A sync node: LangGraph runs it in a thread, with the agent's context variables.
+        self.runs["double"] += 1
+        self.hashes.append(current_context().event_hash)
+        return {"doubled": state["n"] * 2}
+
+    async def add(self, state: State, runtime: Runtime[GraphContext]) -> State:
+        self.runs["add"] += 1
+        ctx = runtime.context.agent
+        # A side effect in a durable step: it runs once even though this node runs twice.
+        sent = await ctx.step("send", self.send, ctx.idempotency_key("send"))
+        if self.runs["add"] <= self.fail_times:
+            raise RuntimeError(f"add fails on run {self.runs['add']}")
+        return {"total": state["doubled"] + 1, "sent": sent}
+
+    def send(self, key: str) -> dict[str, Any]:
+        self.runs["send"] += 1
+        return {"key": key}
+
+
+def registry_for(graph: Any, after: Counter[str] | None = None) -> Registry:
+    """``after``: the agent fails once more after its graph finished, counted there."""
+    registry = Registry()
+
+    async def agent(event: Event[Numbers], ctx: Any) -> dict[str, Any]:
+        state = await run_graph(ctx, graph, {"n": event.data.n})
+        if after is not None and not after["failed"]:
+            after["failed"] += 1
+            raise RuntimeError("the agent fails after its graph finished")
+        return state
+
+    registry.register("test.graph", Numbers, agent)
+    return registry
+
+
+def test_a_retried_graph_resumes_after_its_last_finished_node(
+    r: redis.Redis, redis_url: str, config: EngineConfig
+) -> None:
+    xadd(r, {"type": "test.graph", "id": "g1", "data": {"n": 5}})
+    flaky = Flaky(fail_times=1)
+
+    run_burst(redis_url, config, registry_for(flaky.graph()))
+
+    assert flaky.runs == {"double": 1, "add": 2, "send": 1}
+    row = AgentRun.objects.get()
+    assert flaky.hashes == [row.event_hash]
+    assert (row.status, row.attempts) == (RunStatus.SUCCEEDED, 2)
+    key = f"{row.event_hash}:send"
+    assert row.result == {"n": 5, "doubled": 10, "total": 11, "sent": {"key": key}}
+    assert GraphCheckpoint.objects.filter(thread_id=row.event_hash).exists()
+    assert StepResult.objects.filter(event_hash=row.event_hash, name="send").exists()
+    stats = counters(r)
+    assert (stats["failed"], stats["processed"]) == (1, 1)
+    assert pending(r) == 0
+
+
+def test_a_compiled_graph_resumes_too_and_keeps_its_own_checkpointer(
+    r: redis.Redis, redis_url: str, config: EngineConfig
+) -> None:
+    xadd(r, {"type": "test.graph", "id": "g2", "data": {"n": 1}})
+    flaky = Flaky(fail_times=2)
+    compiled = flaky.graph().compile()
+
+    run_burst(redis_url, config, registry_for(compiled))
+
+    assert flaky.runs == {"double": 1, "add": 3, "send": 1}
+    assert compiled.checkpointer is None
+    row = AgentRun.objects.get()
+    assert (row.status, row.attempts, row.result["total"]) == (RunStatus.SUCCEEDED, 3, 3)
+
+
+def test_an_agent_failing_after_its_graph_finished_runs_no_node_again(
+    r: redis.Redis, redis_url: str, config: EngineConfig
+) -> None:
+    xadd(r, {"type": "test.graph", "id": "g3", "data": {"n": 2}})
+    flaky = Flaky(fail_times=0)
+    after: Counter[str] = Counter()
+
+    run_burst(redis_url, config, registry_for(flaky.graph(), after))
+
+    assert flaky.runs == {"double": 1, "add": 1, "send": 1}
+    row = AgentRun.objects.get()
+    assert (row.status, row.attempts, row.result["total"]) == (RunStatus.SUCCEEDED, 2, 5)
+
+
+def test_each_event_has_its_own_thread(
+    r: redis.Redis, redis_url: str, config: EngineConfig
+) -> None:
+    for i in range(3):
+        xadd(r, {"type": "test.graph", "id": f"many-{i}", "data": {"n": i}})
+    flaky = Flaky(fail_times=0)
+
+    run_burst(redis_url, config, registry_for(flaky.graph()))
+
+    assert flaky.runs == {"double": 3, "add": 3, "send": 3}
+    totals = sorted(row.result["total"] for row in AgentRun.objects.all())
+    assert totals == [1, 3, 5]
+    threads = set(GraphCheckpoint.objects.values_list("thread_id", flat=True))
+    assert threads == set(AgentRun.objects.values_list("event_hash", flat=True))
