@@ -14,6 +14,7 @@ from pathlib import Path
 import dj_database_url
 
 from workers.config import options_from_env
+from workers.llm.config import llm_config_from_env
 from workers.webhooks.config import DEFAULT_MAX_BYTES, DEFAULT_MAX_DEPTH, load_sources_file
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -54,6 +55,7 @@ INSTALLED_APPS = [
     # The agent runtime's examples (docs/agents.md) and the services they act on.
     "workers.examples.sandbox",
     "workers.examples.security",
+    "workers.examples.github",
 ]
 
 MIDDLEWARE = [
@@ -188,3 +190,7 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
     "loggers": {"django": {"level": "WARNING"}, "asyncio": {"level": "WARNING"}},
 }
+
+# The model agents call (docs/llm.md): STREAMDESK_LLM_BASE_URL/_API_KEY/_MODEL, or none for the
+# agents' deterministic built-in models; STREAMDESK_LLM_PRICES for the cost per run.
+STREAMDESK_LLM = llm_config_from_env()

@@ -15,7 +15,7 @@ from concurrent.futures import Executor
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, ParamSpec, Protocol, TypeVar, cast
 
 from pydantic_core import PydanticSerializationError, to_jsonable_python
 
@@ -29,6 +29,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("streamdesk.agent")
 T = TypeVar("T")
+R = TypeVar("R")
+P = ParamSpec("P")
 
 MAX_NAME_CHARS = 200
 
@@ -241,33 +243,37 @@ class SyncAgentContext:
         return self.ctx.wait(awaitable)
 
 
-def rate_limited(budget: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+def rate_limited(budget: str) -> Callable[[Callable[P, R]], Callable[P, R]]:
     """Decorate a tool function: each call takes a token from ``budget`` first."""
 
-    def decorate(fn: Callable[..., Any]) -> Callable[..., Any]:
-        if inspect.iscoroutinefunction(fn):
-
-            @functools.wraps(fn)
-            async def limited_async(*args: Any, **kwargs: Any) -> Any:
-                await current_context().tool(budget)
-                return await fn(*args, **kwargs)
-
-            return limited_async
-
-        @functools.wraps(fn)
-        def limited(*args: Any, **kwargs: Any) -> Any:
-            ctx = current_context()
-            if _on_loop(ctx):
-                raise StepError(
-                    f"{fn.__name__}: a sync rate-limited tool must run in a thread; "
-                    "call it through ctx.step or make it async"
-                )
-            ctx.wait(ctx.tool(budget))
-            return fn(*args, **kwargs)
-
-        return limited
+    def decorate(fn: Callable[P, R]) -> Callable[P, R]:
+        return cast(Callable[P, R], _limited(budget, fn))
 
     return decorate
+
+
+def _limited(budget: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+    if inspect.iscoroutinefunction(fn):
+
+        @functools.wraps(fn)
+        async def limited_async(*args: Any, **kwargs: Any) -> Any:
+            await current_context().tool(budget)
+            return await fn(*args, **kwargs)
+
+        return limited_async
+
+    @functools.wraps(fn)
+    def limited(*args: Any, **kwargs: Any) -> Any:
+        ctx = current_context()
+        if _on_loop(ctx):
+            raise StepError(
+                f"{fn.__name__}: a sync rate-limited tool must run in a thread; "
+                "call it through ctx.step or make it async"
+            )
+        ctx.wait(ctx.tool(budget))
+        return fn(*args, **kwargs)
+
+    return limited
 
 
 def _on_loop(ctx: AgentContext) -> bool:

@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+import json
+from collections import Counter
 from typing import Any
 
 import pytest
 import redis
 from django.core.management import call_command
 
+from tests.integration.helpers import run_burst
+from workers.config import EngineConfig
 from workers.examples.tickets.models import Ticket
-from workers.models import OutboxEvent
+from workers.models import AgentRun, OutboxEvent, RunStatus
+from workers.registry import default_registry
+from workers.runtime import rate_budgets
 
 
 @pytest.mark.django_db(transaction=True)
@@ -25,3 +31,20 @@ def test_demoproducer_changes_tickets_through_the_outbox(r: redis.Redis, db: Any
 def test_demoproducer_without_tickets(r: redis.Redis, db: Any) -> None:
     call_command("demoproducer", "--count", "11", "--rate", "1000", "--no-tickets")
     assert not OutboxEvent.objects.exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_demoproducer_feeds_the_example_agents_and_they_all_succeed(
+    r: redis.Redis, redis_url: str, config: EngineConfig
+) -> None:
+    call_command("demoproducer", "--count", "40", "--rate", "1000", "--seed", "5", "--no-tickets")
+    entries = [(i, json.loads(f["event"])["type"]) for i, f in r.xrange("streamdesk:events")]
+    types = Counter(t for _, t in entries)
+    assert types["github.issue.opened"] >= 5 and types["security.credential_leaked"] >= 2
+    # Keep only the example agents' events: a worker runs every one of them to success.
+    keep = {"github.issue.opened", "security.credential_leaked"}
+    r.xdel("streamdesk:events", *[i for i, t in entries if t not in keep])
+    run_burst(redis_url, config, default_registry, budgets=rate_budgets())
+    runs = AgentRun.objects.all()
+    assert runs.count() == types["github.issue.opened"] + types["security.credential_leaked"]
+    assert {run.status for run in runs} == {RunStatus.SUCCEEDED}

@@ -46,13 +46,19 @@ def test_ticket_changes_are_relayed_and_triaged(
         ("ticket.created", other.pk): {
             "ticket_id": other.pk,
             "priority": "normal",
-            "queue": "support",
+            "queue": "billing",
         },
         ("ticket.status_changed", ticket.pk): {
             "ticket_id": ticket.pk,
             "action": "ask-for-feedback",
         },
     }
+
+    # The routing agent wrote its decision on the rows, through its route_ticket tool.
+    routed = dict(Ticket.objects.values_list("pk", "queue"))
+    assert routed == {ticket.pk: "on-call", other.pk: "billing"}
+    created = runs.get(event_type="ticket.created", subject=f"ticket/{other.pk}")
+    assert created.llm_calls == 2 and created.prompt_tokens > 0
 
 
 def test_a_rolled_back_ticket_emits_nothing(r: redis.Redis) -> None:

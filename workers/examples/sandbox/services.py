@@ -7,6 +7,7 @@ are sync: the step runs them in a worker thread) with ``ctx.idempotency_key(step
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from django.db import close_old_connections, transaction
@@ -22,7 +23,9 @@ OWNERS = {
 }
 
 
-def _record(service: str, action: str, target: str, payload: dict[str, Any], key: str) -> Any:
+def _record(
+    service: str, action: str, target: str, payload: dict[str, Any], key: str
+) -> dict[str, Any]:
     """Insert the effect once per key; a repeat answers the first call's effect."""
     try:
         with transaction.atomic():
@@ -43,8 +46,9 @@ def _record(service: str, action: str, target: str, payload: dict[str, Any], key
 
 
 @rate_limited("github")
-def label_issue(repository: str, number: int, labels: list[str], key: str) -> Any:
-    return _record("github", "label_issue", f"{repository}#{number}", {"labels": labels}, key)
+def label_issue(repository: str, number: int, labels: Sequence[str], key: str) -> dict[str, Any]:
+    target = f"{repository}#{number}"
+    return _record("github", "label_issue", target, {"labels": list(labels)}, key)
 
 
 @rate_limited("directory")
@@ -53,10 +57,10 @@ def lookup_owner(repository: str) -> dict[str, str] | None:
 
 
 @rate_limited("vault")
-def revoke(credential_id: str, kind: str, key: str) -> Any:
+def revoke(credential_id: str, kind: str, key: str) -> dict[str, Any]:
     return _record("vault", "revoke", credential_id, {"kind": kind, "revoked": True}, key)
 
 
 @rate_limited("slack")
-def notify(channel: str, text: str, key: str) -> Any:
+def notify(channel: str, text: str, key: str) -> dict[str, Any]:
     return _record("slack", "notify", channel, {"text": text}, key)

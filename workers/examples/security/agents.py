@@ -80,7 +80,7 @@ TRANSITIONS: dict[State, Transition] = {
 @agent("security.credential_leaked", schema=CredentialLeaked)
 async def remediate(event: Event[CredentialLeaked], ctx: AgentContext) -> dict[str, Any]:
     """Look up the owner, revoke the credential, tell the owner (or #security)."""
-    state, memory = State.RECEIVED, {}
+    state, memory = State.RECEIVED, dict[str, Any]()
     path: list[str] = [state]
     while state in TRANSITIONS:
         transition = TRANSITIONS[state]

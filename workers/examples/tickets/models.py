@@ -19,6 +19,9 @@ class Ticket(models.Model):
     title = models.CharField(max_length=200)
     status = models.CharField(max_length=16, choices=TicketStatus.choices, default="open")
     customer = models.CharField(max_length=200, blank=True, default="")
+    # Set by the routing agent (agents.py), not by the save that opened the ticket.
+    queue = models.CharField(max_length=32, blank=True, default="")
+    priority = models.CharField(max_length=16, blank=True, default="")
     created_at = models.DateTimeField(auto_now_add=True)
 
     @property

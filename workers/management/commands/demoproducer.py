@@ -6,6 +6,7 @@ import random
 import signal
 import time
 from argparse import ArgumentParser
+from datetime import UTC, datetime
 from types import FrameType
 from typing import Any
 
@@ -40,6 +41,46 @@ TICKET_TITLES = (
 )
 
 
+ISSUE_TITLES = (
+    ("Dashboard crashes with a traceback after upgrade", "Steps: open /dashboard. Error 500."),
+    ("Feature: allow exporting runs as CSV", "It would be nice to download the table."),
+    ("How do I set the claim idle time?", "Is it possible per group?"),
+    ("Typo in the README quick start", "The publish command misses a quote."),
+    ("API token exposed in CI logs", "A token leak in the build output."),
+)
+LEAKING_REPOS = ("acme/payments", "acme/web", "acme/infra", "acme/sandbox")
+CREDENTIAL_KINDS = ("aws_access_key", "github_token", "slack_token", "database_password")
+
+
+def agent_event(n: int, rng: random.Random) -> Envelope | None:
+    """Now and then, work for the example agents (docs/agents.md): a new GitHub issue
+    (tool-calling triage) or a leaked credential (the remediation state machine)."""
+    if n % 7 == 3:
+        title, body = rng.choice(ISSUE_TITLES)
+        data = {
+            "repository": rng.choice(LEAKING_REPOS[:3]),
+            "number": n,
+            "title": title,
+            "body": body,
+            "author": f"user{n % 11}",
+        }
+        return build_envelope("github.issue.opened", data, source="github", subject=f"issue/{n}")
+    if n % 13 == 5:
+        data = {
+            "alert_id": f"alert-{n}",
+            "credential_id": f"cred-{n:06d}",
+            "kind": rng.choice(CREDENTIAL_KINDS),
+            "repository": rng.choice(LEAKING_REPOS),
+            "file_path": "config/settings.py",
+            "commit": f"{rng.getrandbits(160):040x}",
+            "detected_at": datetime.now(UTC).isoformat(),
+        }
+        return build_envelope(
+            "security.credential_leaked", data, source="scanner", subject=f"alert/{n}"
+        )
+    return None
+
+
 def ticket_change(n: int, rng: random.Random) -> None:
     """Every tenth beat: open a ticket or move one along, through the outbox (the relay in
     ``runworker --relay`` publishes it; the demo triage agents run on it)."""
@@ -54,13 +95,22 @@ def ticket_change(n: int, rng: random.Random) -> None:
 
 
 class Command(BaseCommand):
-    help = "Publish demo events (demo.echo, demo.sleep, demo.fail) at a steady rate until stopped."
+    help = (
+        "Publish demo events (demo.echo, demo.sleep, demo.fail, and work for the example "
+        "agents) at a steady rate until stopped."
+    )
 
     def add_arguments(self, parser: ArgumentParser) -> None:
         parser.add_argument("--rate", type=float, default=2.0, help="events per second")
         parser.add_argument("--stream", default=keys.DEFAULT_STREAM, help="target stream")
         parser.add_argument("--count", type=int, default=0, help="stop after N events (0: never)")
         parser.add_argument("--seed", type=int, default=None, help="random seed")
+        parser.add_argument(
+            "--no-agents",
+            dest="agents",
+            action="store_false",
+            help="do not publish GitHub issues and leaked-credential alerts for the example agents",
+        )
         parser.add_argument(
             "--no-tickets",
             dest="tickets",
@@ -85,7 +135,11 @@ class Command(BaseCommand):
         try:
             client = redis_client()
             while not stopping and (options["count"] == 0 or sent < options["count"]):
-                publish_envelopes(client, options["stream"], demo_event(sent, rng))
+                envelopes = demo_event(sent, rng)
+                if options["agents"]:
+                    extra = agent_event(sent, rng)
+                    envelopes += [extra] if extra else []
+                publish_envelopes(client, options["stream"], envelopes)
                 if options["tickets"] and sent % 10 == 0:
                     ticket_change(sent, rng)
                 sent += 1

@@ -1,0 +1,1 @@
+"""Example: triaging new GitHub issues with an LLM tool-calling loop."""
