@@ -6,12 +6,15 @@ from typing import Any
 from django.contrib import admin
 from django.http import HttpRequest, HttpResponse
 
-from workers.models import AgentRun, ApiToken, AuditRecord, BulkJob, TimelineStep
+from workers.models import AgentRun, ApiToken, AuditRecord, BulkJob, StepResult, TimelineStep
 
 
 @admin.register(AgentRun)
 class AgentRunAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
-    list_display = ("event_type", "status", "attempts", "consumer", "created_at", "duration_ms")
+    list_display = (
+        "event_type", "status", "attempts", "consumer", "created_at", "duration_ms",
+        "llm_calls", "cost_usd",
+    )  # fmt: skip
     list_filter = ("status", "event_type")
     search_fields = ("event_hash", "event_id", "entry_id", "subject")
     readonly_fields = [f.name for f in AgentRun._meta.fields]
@@ -24,6 +27,21 @@ class TimelineStepAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
     list_display = ("at", "kind", "event_hash", "entry_id", "consumer", "attempt")
     list_filter = ("kind",)
     search_fields = ("=event_hash", "=entry_id")
+
+    def has_add_permission(self, request: object) -> bool:
+        return False
+
+    def has_change_permission(self, request: object, obj: object = None) -> bool:
+        return False
+
+
+@admin.register(StepResult)
+class StepResultAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
+    """Read-only: durable steps are the engine's record of what already ran."""
+
+    list_display = ("created_at", "event_hash", "name", "consumer", "token", "duration_ms")
+    search_fields = ("=event_hash", "name")
+    readonly_fields = [f.name for f in StepResult._meta.fields]
 
     def has_add_permission(self, request: object) -> bool:
         return False

@@ -132,3 +132,10 @@ def test_the_first_stored_value_wins() -> None:
     assert durable.save(write("w1#1", value="first")) == "first"
     assert durable.save(write("w1#1", value="second")) == "first"
     assert durable.load("h" * 64) == {"s": "first"}
+
+
+def test_stored_steps_and_sandbox_effects_show_in_the_admin(admin_client: Any) -> None:
+    durable.save(write("w1#1", value={"charge": "ch_1"}))
+    page = admin_client.get("/admin/workers/stepresult/")
+    assert page.status_code == 200 and "h" * 12 in page.content.decode()
+    assert admin_client.get("/admin/sandbox/sideeffect/").status_code == 200
