@@ -63,6 +63,7 @@ class ScriptedServer:
     def __init__(self, answers: list[Answer]) -> None:
         self.answers = list(answers)
         self.requests: list[dict[str, Any]] = []
+        # Request headers, names in lower case.
         self.headers: list[dict[str, str]] = []
         self._lock = threading.Lock()
         self._http = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
@@ -111,7 +112,8 @@ def _handler(server: ScriptedServer) -> type[BaseHTTPRequestHandler]:
             if self.path.rstrip("/") != "/v1/chat/completions":
                 self._send(404, {"error": {"message": f"no route {self.path}"}})
                 return
-            answer = server.next_answer(json.loads(body), dict(self.headers.items()))
+            headers = {k.lower(): v for k, v in self.headers.items()}
+            answer = server.next_answer(json.loads(body), headers)
             status, payload = answer if isinstance(answer, tuple) else (200, answer)
             self._send(status, payload)
 
