@@ -164,3 +164,12 @@ def test_answering_lets_other_errors_fail_the_run() -> None:
 
     with pytest.raises(ConnectionError):
         Tool(down).answering()(number=1)
+
+
+def test_a_parameter_named_like_a_pydantic_attribute_keeps_its_name() -> None:
+    def render(json: str, copy: int = 1) -> str:
+        return json * copy
+
+    made = Tool(render)
+    assert set(made.schema()["function"]["parameters"]["properties"]) == {"json", "copy"}
+    assert asyncio.run(made.invoke('{"json": "ab", "copy": 2}')) == "abab"

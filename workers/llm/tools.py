@@ -11,7 +11,7 @@ import typing
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from pydantic import BaseModel, ValidationError, create_model
+from pydantic import BaseModel, Field, ValidationError, create_model
 
 from workers.llm.errors import ToolArgumentsInvalid, ToolDefinitionError, ToolError
 
@@ -19,6 +19,7 @@ from workers.llm.errors import ToolArgumentsInvalid, ToolDefinitionError, ToolEr
 NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
 # Enough of a validation report for the model to fix its call, short enough to send back.
 MAX_REPORTED_ERRORS = 5
+SHADOWED = "arg_"
 
 
 class Tool:
@@ -68,7 +69,10 @@ class Tool:
             raise ToolArgumentsInvalid(_report(self.name, exc)) from exc
         if self._model_param:
             return {self._model_param: parsed}
-        return {field: getattr(parsed, field) for field in type(parsed).model_fields}
+        return {
+            info.alias or field: getattr(parsed, field)
+            for field, info in type(parsed).model_fields.items()
+        }
 
     async def invoke(self, arguments: str | Mapping[str, Any] | None) -> Any:
         """Validate ``arguments`` and call the function (a sync one inline)."""
@@ -133,7 +137,10 @@ def _arguments_model(fn: Callable[..., Any], name: str) -> tuple[type[BaseModel]
                 f"tool {name!r}: parameter {param.name!r} needs a type hint for its schema"
             )
         default = ... if param.default is param.empty else param.default
-        fields[param.name] = (hints[param.name], default)
+        # A parameter named like a BaseModel attribute (json, schema, copy...) gets another
+        # field name and keeps its own as the alias the model sees and sends.
+        field_name = f"{SHADOWED}{param.name}" if hasattr(BaseModel, param.name) else param.name
+        fields[field_name] = (hints[param.name], Field(default, alias=param.name))
     if len(params) == 1:
         only = hints[params[0].name]
         if inspect.isclass(only) and issubclass(only, BaseModel):
