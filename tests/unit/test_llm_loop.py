@@ -240,3 +240,9 @@ def test_deferred_from_a_tool_passes_through_untouched() -> None:
     assert (caught.value.budget, caught.value.wait_ms) == ("slack", 250)
     # The model call before it is stored: the rerun does not pay for it again.
     assert set(steps.saved) == {"llm:0"}
+
+
+def test_max_iterations_below_one_is_refused() -> None:
+    model = BuiltinModel(one_call_then_reply("ping"))
+    with pytest.raises(ValueError, match="at least 1, not 0"):
+        attempt(MemorySteps(), lambda ctx: run_tools(ctx, model, USER, [], max_iterations=0))

@@ -67,7 +67,7 @@ async def run_tools(
     configured default) and ``timeout_s`` seconds in all. A sync agent runs this with
     ``ctx.wait(run_tools(ctx, ...))``."""
     agent = ctx.ctx if isinstance(ctx, SyncAgentContext) else ctx
-    limit = max_iterations or agent.services.llm.max_iterations
+    limit = agent.services.llm.max_iterations if max_iterations is None else max_iterations
     if limit < 1:
         raise ValueError(f"max_iterations must be at least 1, not {limit}")
     loop = _Loop(agent, model, [as_tool(t) for t in tools], name)

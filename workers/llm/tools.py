@@ -9,7 +9,7 @@ import json
 import re
 import typing
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, overload
 
 from pydantic import BaseModel, Field, ValidationError, create_model
 
@@ -105,9 +105,21 @@ class Tool:
         return answer
 
 
+@overload
+def tool(
+    fn: Callable[..., Any], *, name: str | None = None, description: str | None = None
+) -> Tool: ...
+
+
+@overload
+def tool(
+    fn: None = None, *, name: str | None = None, description: str | None = None
+) -> Callable[[Callable[..., Any]], Tool]: ...
+
+
 def tool(
     fn: Callable[..., Any] | None = None, *, name: str | None = None, description: str | None = None
-) -> Any:
+) -> Tool | Callable[[Callable[..., Any]], Tool]:
     """Decorator: ``@tool`` or ``@tool(name="label", description="...")`` makes a ``Tool``."""
     if fn is not None:
         return Tool(fn, name=name, description=description)
