@@ -188,7 +188,14 @@ LOGGING = {
         },
     },
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
-    "loggers": {"django": {"level": "WARNING"}, "asyncio": {"level": "WARNING"}},
+    "loggers": {
+        "django": {"level": "WARNING"},
+        "asyncio": {"level": "WARNING"},
+        # The LLM SDK's HTTP client logs every request at INFO.
+        "httpx": {"level": "WARNING"},
+        "httpx2": {"level": "WARNING"},
+        "openai": {"level": "WARNING"},
+    },
 }
 
 # The model agents call (docs/llm.md): STREAMDESK_LLM_BASE_URL/_API_KEY/_MODEL, or none for the
