@@ -24,7 +24,8 @@ from console.sample import collect
 from workers import jobs
 from workers.errors import ActionRefused, StreamdeskError
 from workers.models import ApiToken, BulkJob, Door
-from workers.runtime import redis_client
+from workers.ratelimit import Level
+from workers.runtime import rate_budgets, redis_client
 from workers.tokens import hash_token
 
 JsonView = Callable[..., JsonResponse]
@@ -197,8 +198,33 @@ def job_cancel(request: HttpRequest, job_id: int) -> JsonResponse:
 
 @api_view(operate=False)
 def streams(request: HttpRequest) -> JsonResponse:
-    sample = collect(redis_client(), keys())
-    return JsonResponse({"at_ms": sample.at_ms, "streams": [_stream(s) for s in sample.streams]})
+    sample = collect(redis_client(), keys(), budgets=rate_budgets())
+    return JsonResponse(
+        {
+            "at_ms": sample.at_ms,
+            "streams": [_stream(s) for s in sample.streams],
+            "budgets": [_budget(level) for level in sample.budgets],
+            "usage": {t: _usage(u) for t, u in sample.usage.items()},
+        }
+    )
+
+
+def _usage(usage: dict[str, float]) -> dict[str, float | int]:
+    # Counts as integers; only the cost is a fraction.
+    return {k: v if k == "cost_usd" else int(v) for k, v in usage.items()}
+
+
+def _budget(level: Level) -> dict[str, Any]:
+    return {
+        "name": level.budget.name,
+        "rate_per_s": level.budget.rate,
+        "burst": level.budget.burst,
+        # Below zero: tokens reserved by deferred events waiting for them.
+        "tokens": round(level.tokens, 3),
+        "taken": level.taken,
+        "deferrals": level.deferrals,
+        "waiting": level.waiting,
+    }
 
 
 def _stream(s: Any) -> dict[str, Any]:

@@ -1,19 +1,46 @@
-"""One event as the event page shows it: its envelope, hash, run record and timeline."""
+"""One event as the event page shows it: its envelope, hash, run record, timeline and the
+durable steps its agent stored."""
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
 
 import redis
 
 from console import browse
 from workers.keys import EVENT_FIELD
-from workers.models import AgentRun
+from workers.models import AgentRun, StepResult
 from workers.timeline import Step, published_step, steps_for
 
 # Larger envelopes are cut for display; "show all" renders the whole text on request.
 PREVIEW_CHARS = 20_000
+# An agent looping over thousands of steps must not make its event page unreadable or slow.
+MAX_STEPS = 200
+# A step's stored value is cut to this in the list; the whole value folds out below it.
+STEP_VALUE_CHARS = 2_000
+
+
+@dataclass(frozen=True, slots=True)
+class DurableStep:
+    """One ``ctx.step`` result as stored: ran once, replayed on every redelivery."""
+
+    name: str
+    consumer: str
+    token: int  # the attempt (fencing token) that ran it
+    duration_ms: float | None
+    at: datetime
+    preview: str
+    # The whole value when ``preview`` is cut, else None.
+    full: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class DurableSteps:
+    steps: list[DurableStep]
+    total: int  # all stored steps; more than len(steps) when the list was cut at MAX_STEPS
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,6 +55,7 @@ class EventView:
     summary: browse.Summary
     run: AgentRun | None
     steps: list[Step]
+    durable: DurableSteps
 
 
 def pretty_json(raw: str) -> str:
@@ -58,6 +86,7 @@ def _view(
         ),
         run=run if run is not None else _run(event_hash),
         steps=timeline(event_hash, stream, entry_id),
+        durable=durable_steps(event_hash),
     )
 
 
@@ -68,6 +97,38 @@ def timeline(event_hash: str | None, stream: str, entry_id: str) -> list[Step]:
     entries = {(s.stream, s.entry_id) for s in steps} | {(stream, entry_id)}
     published = [published_step(st, e) for st, e in sorted(entries) if browse.valid_id(e)]
     return sorted([*published, *steps], key=lambda s: (s.at, s.kind != "published"))
+
+
+def durable_steps(event_hash: str | None) -> DurableSteps:
+    """The first MAX_STEPS stored steps in the order they ran (``workers.durable.steps_of``
+    order, bounded), and how many there are in all."""
+    if not event_hash:
+        return DurableSteps([], 0)
+    rows = list(
+        StepResult.objects.filter(event_hash=event_hash).order_by("created_at", "id")[:MAX_STEPS]
+    )
+    total = len(rows)
+    if total == MAX_STEPS:  # only then can there be more
+        total = StepResult.objects.filter(event_hash=event_hash).count()
+    return DurableSteps([_durable(row) for row in rows], total)
+
+
+def _durable(row: StepResult) -> DurableStep:
+    text = _value_text(row.value)
+    cut = len(text) > STEP_VALUE_CHARS
+    return DurableStep(
+        name=row.name,
+        consumer=row.consumer,
+        token=row.token,
+        duration_ms=row.duration_ms,
+        at=row.created_at,
+        preview=text[:STEP_VALUE_CHARS] if cut else text,
+        full=text if cut else None,
+    )
+
+
+def _value_text(value: Any) -> str:
+    return json.dumps(value, indent=2, ensure_ascii=False, default=str)
 
 
 def _run(event_hash: str | None) -> AgentRun | None:

@@ -9,7 +9,8 @@ from typing import Any
 from console.sample import GroupInfo, Sample, StreamInfo
 
 # One history point: {"t": ms, "s": {stream: {"n": length, "a": added, "p": processed,
-# "f": failed, "d": dead-lettered, "h": idempotency hits, "g": {group: [lag, pending, read]}}}}
+# "f": failed, "d": dead-lettered, "h": idempotency hits, "r": deferred (out of a rate budget),
+# "g": {group: [lag, pending, read]}}}}. Points recorded before "r" existed simply lack it.
 Point = dict[str, Any]
 
 
@@ -24,6 +25,8 @@ def to_point(sample: Sample) -> Point:
                 "f": s.counters["failed"],
                 "d": s.counters["dead_lettered"],
                 "h": s.counters["idempotency_hits"],
+                # .get: a sample built by hand may predate the counter.
+                "r": s.counters.get("deferred", 0),
                 "g": {g.name: [g.lag, g.pending, g.entries_read] for g in s.groups},
             }
             for s in sample.streams
@@ -38,6 +41,8 @@ class StreamRates:
     failed_s: float
     dead_s: float
     hits_s: float
+    # Events sent back to wait for a rate budget's token: not failures.
+    deferred_s: float
     # Idempotency hits among everything the gate decided in the window; None when idle.
     hit_ratio: float | None
 
@@ -49,7 +54,7 @@ class GroupRates:
     drain_s: float | None
 
 
-IDLE = StreamRates(None, 0.0, 0.0, 0.0, 0.0, None)
+IDLE = StreamRates(None, 0.0, 0.0, 0.0, 0.0, 0.0, None)
 
 
 def _delta(a: Any, b: Any) -> float | None:
@@ -80,6 +85,7 @@ def stream_rates(old: Point | None, new: Point, stream: str) -> StreamRates:
         failed_s=_per_s(a["f"], b["f"], dt_s),
         dead_s=_per_s(a["d"], b["d"], dt_s),
         hits_s=hits,
+        deferred_s=_per_s(a.get("r"), b.get("r"), dt_s),
         hit_ratio=hits / decided if decided else None,
     )
 

@@ -7,7 +7,8 @@ from dataclasses import dataclass
 from console import metrics
 from console.history import History
 from console.metrics import Health, Point
-from console.sample import GroupInfo, Sample, StreamInfo, WorkerInfo
+from console.sample import GroupInfo, Sample, StreamInfo, UsageByType, WorkerInfo
+from workers.ratelimit import Level
 
 # Rates are averaged over this window so the numbers do not flicker with every tick.
 RATE_WINDOW_MS = 5_000
@@ -40,10 +41,30 @@ class StreamRow:
 
 
 @dataclass(frozen=True, slots=True)
+class BudgetRow:
+    level: Level
+    # How full the bucket is, 0-100, for the bar; an overdrawn bucket shows empty.
+    fill_pct: int
+    # Tokens already promised to deferred events (the level below zero), else 0.
+    reserved: float
+
+
+@dataclass(frozen=True, slots=True)
+class UsageRow:
+    event_type: str
+    calls: int
+    prompt_tokens: int
+    completion_tokens: int
+    cost_usd: float
+
+
+@dataclass(frozen=True, slots=True)
 class Overview:
     at_ms: int
     streams: list[StreamRow]
     workers: list[WorkerInfo]
+    budgets: list[BudgetRow]
+    usage: list[UsageRow]
 
     def stream(self, name: str) -> StreamRow | None:
         return next((s for s in self.streams if s.info.name == name), None)
@@ -69,6 +90,32 @@ def _sparks(points: list[Point], stream: str) -> list[Spark]:
         _spark("added/s", metrics.series(points, stream, "a")),
         _spark("failed/s", metrics.series(points, stream, "f")),
     ]
+
+
+def budget_rows(budgets: list[Level]) -> list[BudgetRow]:
+    return [
+        BudgetRow(
+            level,
+            round(100 * min(max(level.tokens, 0.0), level.budget.burst) / level.budget.burst),
+            max(-level.tokens, 0.0),
+        )
+        for level in budgets
+    ]
+
+
+def usage_rows(usage: UsageByType) -> list[UsageRow]:
+    """One row per event type, the most expensive first (then the busiest)."""
+    rows = [
+        UsageRow(
+            event_type,
+            int(u["calls"]),
+            int(u["prompt_tokens"]),
+            int(u["completion_tokens"]),
+            u["cost_usd"],
+        )
+        for event_type, u in usage.items()
+    ]
+    return sorted(rows, key=lambda r: (-r.cost_usd, -r.calls, r.event_type))
 
 
 def build(sample: Sample, history: History, claim_idle_ms: int) -> Overview:
@@ -97,4 +144,6 @@ def build(sample: Sample, history: History, claim_idle_ms: int) -> Overview:
                 groups=groups,
             )
         )
-    return Overview(sample.at_ms, rows, sample.workers)
+    return Overview(
+        sample.at_ms, rows, sample.workers, budget_rows(sample.budgets), usage_rows(sample.usage)
+    )

@@ -8,7 +8,7 @@ from channels_redis.pubsub import RedisPubSubChannelLayer
 
 from console.sampler import Sampler
 from workers.keys import Keys
-from workers.runtime import engine_config, redis_client, redis_url
+from workers.runtime import engine_config, rate_budgets, redis_client, redis_url
 
 
 def keys() -> Keys:
@@ -16,7 +16,7 @@ def keys() -> Keys:
 
 
 def make_sampler() -> Sampler:
-    return Sampler(redis_client(), keys(), engine_config().claim_idle_ms)
+    return Sampler(redis_client(), keys(), engine_config().claim_idle_ms, rate_budgets())
 
 
 class ChannelLayer(RedisPubSubChannelLayer):  # type: ignore[misc]

@@ -1,12 +1,14 @@
 """One reading of every stream, group, consumer and worker, from Redis summaries only.
 
 A sample costs the same with 100 entries or 1,000,000: XINFO STREAM/GROUPS/CONSUMERS, the
-XPENDING summary and the engine's counters, in three pipelined round trips, O(streams + groups
-+ workers). Nothing here reads a stream, a pending entries list or a dead-letter stream.
+XPENDING summary, the engine's counters, the rate budgets' levels and the model usage hash, in
+three pipelined round trips, O(streams + groups + workers + budgets). Nothing here reads a
+stream, a pending entries list or a dead-letter stream.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -14,6 +16,7 @@ import redis
 
 from workers import stats
 from workers.keys import Keys, dead_stream, is_dead_stream
+from workers.ratelimit import Budget, Level, levels, queue_levels
 
 # A worker whose heartbeat is older than this is left out of the index query; its hash
 # expires on its own (3 heartbeats), this only bounds the index read.
@@ -82,11 +85,19 @@ class WorkerInfo:
     last_seen_ms: int
 
 
+# Model usage paid for, per event type: {type: {calls, prompt_tokens, completion_tokens,
+# cost_usd}} (``workers.stats.usage_by_type``).
+UsageByType = dict[str, dict[str, float]]
+
+
 @dataclass(frozen=True, slots=True)
 class Sample:
     at_ms: int
     streams: list[StreamInfo]
     workers: list[WorkerInfo]
+    # Every configured rate budget's level, in configuration order.
+    budgets: list[Level] = field(default_factory=list)
+    usage: UsageByType = field(default_factory=dict)
 
     def stream(self, name: str) -> StreamInfo | None:
         return next((s for s in self.streams if s.name == name), None)
@@ -103,35 +114,61 @@ def _int(value: Any, default: int | None = None) -> int | None:
         return default
 
 
-def collect(client: redis.Redis, keys: Keys, extra_streams: tuple[str, ...] = ()) -> Sample:
-    """Read one sample: three round trips, whatever the size of the streams."""
-    now_ms, names, worker_names = _index(client, keys, extra_streams)
-    stream_replies, heartbeats = _streams_and_workers(client, keys, names, worker_names)
-    workers = _workers(heartbeats, worker_names)
+@dataclass(frozen=True, slots=True)
+class _Index:
+    now_ms: int
+    names: list[str]
+    workers: dict[str, int]
+    budgets: list[Level]
+    usage: UsageByType
+
+
+def collect(
+    client: redis.Redis,
+    keys: Keys,
+    extra_streams: tuple[str, ...] = (),
+    budgets: Mapping[str, Budget] | None = None,
+) -> Sample:
+    """Read one sample: three round trips, whatever the size of the streams.
+
+    ``budgets`` are the configured rate budgets (``workers.runtime.rate_budgets()``); their
+    levels are read in the first round trip, so showing them costs no extra one."""
+    index = _index(client, keys, extra_streams, budgets or {})
+    stream_replies, heartbeats = _streams_and_workers(client, keys, index.names, index.workers)
+    workers = _workers(heartbeats, index.workers)
     live = {w.consumer for w in workers}
-    groups = _groups(client, keys, names, stream_replies, live)
+    groups = _groups(client, keys, index.names, stream_replies, live)
     streams = [
         _stream_info(name, reply, groups.get(name, []))
-        for name, reply in zip(names, stream_replies, strict=True)
+        for name, reply in zip(index.names, stream_replies, strict=True)
     ]
-    return Sample(now_ms, streams, workers)
+    return Sample(index.now_ms, streams, workers, index.budgets, index.usage)
 
 
 def _index(
-    client: redis.Redis, keys: Keys, extra: tuple[str, ...]
-) -> tuple[int, list[str], dict[str, int]]:
+    client: redis.Redis, keys: Keys, extra: tuple[str, ...], budgets: Mapping[str, Budget]
+) -> _Index:
     with client.pipeline(transaction=False) as pipe:
         pipe.time()
         pipe.smembers(keys.streams_index)
         pipe.zrevrange(keys.workers_index, 0, MAX_WORKERS - 1, withscores=True)
-        seconds_micros, members, recent = pipe.execute()
+        pipe.hgetall(keys.usage)
+        queue_levels(pipe, keys.prefix, budgets)
+        seconds_micros, members, recent, usage, *budget_replies = pipe.execute()
     now_ms = int(seconds_micros[0]) * 1000 + int(seconds_micros[1]) // 1000
     names = sorted({str(m) for m in members} | set(extra))
     names = [n for n in names if not is_dead_stream(n)][:MAX_STREAMS]
     workers = {
         str(name): int(score) for name, score in recent if now_ms - score <= WORKER_WINDOW_MS
     }
-    return now_ms, names, workers
+    # Levels refill to the server's clock, the one the bucket script stamps them with.
+    return _Index(
+        now_ms,
+        names,
+        workers,
+        levels(budget_replies, budgets, now_ms),
+        stats.usage_by_type(usage if isinstance(usage, dict) else {}),
+    )
 
 
 def _streams_and_workers(

@@ -12,6 +12,7 @@ import contextlib
 import logging
 import uuid
 from collections import deque
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import redis
@@ -26,6 +27,7 @@ from console.metrics import Point
 from console.sample import collect
 from workers.keys import Keys
 from workers.models import BulkJob, OutboxEvent
+from workers.ratelimit import Budget
 
 RECENT_JOBS = 20
 
@@ -101,10 +103,18 @@ def render_fragments(view: overview.Overview) -> dict[str, str]:
 
 
 class Sampler:
-    def __init__(self, client: redis.Redis, keys: Keys, claim_idle_ms: int) -> None:
+    def __init__(
+        self,
+        client: redis.Redis,
+        keys: Keys,
+        claim_idle_ms: int,
+        budgets: Mapping[str, Budget] | None = None,
+    ) -> None:
         self.client = client
         self.keys = keys
         self.claim_idle_ms = claim_idle_ms
+        # The configured rate budgets (``rate_budgets()``), whose levels the overview shows.
+        self.budgets = dict(budgets or {})
         self.history = HistoryStore(client, keys)
         self.writer = f"console-{uuid.uuid4().hex[:12]}"
         self.recent: deque[Point] = deque(maxlen=POINTS_1S)
@@ -125,7 +135,7 @@ class Sampler:
             self.recent.extend(seed.recent)
             self.hour.extend(seed.hour)
             self._seeded = True
-        sample = collect(self.client, self.keys)
+        sample = collect(self.client, self.keys, budgets=self.budgets)
         point = metrics.to_point(sample)
         if not self.history.record(point, self.writer):
             self._seeded = False  # another console writes: re-read its history if we take over

@@ -105,3 +105,25 @@ def first_line(value: str) -> str:
 def item(mapping: dict[str, Any], key: str) -> Any:
     """``mapping|item:key``: a dict lookup with a variable key."""
     return mapping.get(key) if mapping else None
+
+
+@register.filter
+def usd(value: float | None) -> str:
+    """An estimated cost: cents for sums, fractions of a cent for the cheap calls they add up."""
+    if value is None:
+        return NONE
+    return f"${value:,.2f}" if value >= 1 or value == 0 else f"${value:.4f}"
+
+
+@register.filter
+def per_time(rate_per_s: float | None) -> str:
+    """A budget's refill rate in the largest unit that makes it at least 1: 50/s, 30/min, 10/h."""
+    if rate_per_s is None:
+        return NONE
+    # Rounded, so a budget of 1/min reads 1/min, not 60.00/h after 0.99999... per minute.
+    value, unit = round(rate_per_s, 6), "s"
+    if value < 1:
+        value, unit = round(rate_per_s * 60, 6), "min"
+    if value < 1:
+        value, unit = round(rate_per_s * 3600, 6), "h"
+    return f"{value:,.{0 if value == round(value) else 2}f}/{unit}"

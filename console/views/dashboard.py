@@ -11,13 +11,13 @@ from console.runtime import keys
 from console.sample import collect
 from console.sampler import outbox_backlog
 from console.views.access import viewer_required
-from workers.runtime import engine_config, redis_client
+from workers.runtime import engine_config, rate_budgets, redis_client
 
 
 def current_overview() -> overview.Overview:
     """One fresh sample with the shared history: three round trips and two LRANGEs."""
     client = redis_client()
-    sample = collect(client, keys())
+    sample = collect(client, keys(), budgets=rate_budgets())
     history = HistoryStore(client, keys()).read()
     return overview.build(sample, history, engine_config().claim_idle_ms)
 
