@@ -16,9 +16,9 @@ from pydantic import BaseModel
 
 from tests.integration.helpers import counters, pending, run_burst, xadd
 from workers.config import EngineConfig
-from workers.context import current_context
+from workers.context import SyncAgentContext, current_context
 from workers.events import Event
-from workers.graph import GraphContext, run_graph
+from workers.graph import DjangoSaver, GraphContext, run_graph
 from workers.models import AgentRun, GraphCheckpoint, RunStatus, StepResult
 from workers.registry import Registry
 
@@ -73,12 +73,12 @@ class Flaky:
         return {"key": key}
 
 
-def registry_for(graph: Any, after: Counter[str] | None = None) -> Registry:
+def registry_for(graph: Any, after: Counter[str] | None = None, **config: Any) -> Registry:
     """``after``: the agent fails once more after its graph finished, counted there."""
     registry = Registry()
 
     async def agent(event: Event[Numbers], ctx: Any) -> dict[str, Any]:
-        state = await run_graph(ctx, graph, {"n": event.data.n})
+        state = await run_graph(ctx, graph, {"n": event.data.n}, **config)
         if after is not None and not after["failed"]:
             after["failed"] += 1
             raise RuntimeError("the agent fails after its graph finished")
@@ -152,3 +152,39 @@ def test_each_event_has_its_own_thread(
     assert totals == [1, 3, 5]
     threads = set(GraphCheckpoint.objects.values_list("thread_id", flat=True))
     assert threads == set(AgentRun.objects.values_list("event_hash", flat=True))
+
+
+def test_run_graph_passes_its_config_on_and_keeps_the_event_hash_as_thread(
+    r: redis.Redis, redis_url: str, config: EngineConfig
+) -> None:
+    xadd(r, {"type": "test.graph", "id": "cfg", "data": {"n": 1}})
+    configurable = {"thread_id": "not this one", "tenant": "acme"}
+    registry = registry_for(Flaky(fail_times=0).graph(), configurable=configurable)
+
+    run_burst(redis_url, config, registry)
+
+    row = AgentRun.objects.get()
+    assert row.status == RunStatus.SUCCEEDED, row.error
+    latest = DjangoSaver().get_tuple({"configurable": {"thread_id": row.event_hash}})
+    # LangGraph copies string values of ``configurable`` into each checkpoint's metadata.
+    assert latest is not None and latest.metadata["tenant"] == "acme"
+    assert not GraphCheckpoint.objects.filter(thread_id="not this one").exists()
+
+
+def test_a_sync_agent_runs_its_graph_on_the_workers_loop(
+    r: redis.Redis, redis_url: str, config: EngineConfig
+) -> None:
+    xadd(r, {"type": "test.graph", "id": "sync", "data": {"n": 3}})
+    flaky = Flaky(fail_times=1)
+    graph = flaky.graph()
+    registry = Registry()
+
+    def agent(event: Event[Numbers], ctx: SyncAgentContext) -> dict[str, Any]:
+        return ctx.wait(run_graph(ctx.ctx, graph, {"n": event.data.n}))
+
+    registry.register("test.graph", Numbers, agent)
+    run_burst(redis_url, config, registry)
+
+    assert flaky.runs == {"double": 1, "add": 2, "send": 1}
+    row = AgentRun.objects.get()
+    assert (row.status, row.result["total"]) == (RunStatus.SUCCEEDED, 7)

@@ -69,5 +69,5 @@ def _with_saver(graph: AnyGraph, saver: DjangoSaver) -> Pregel[Any, Any, Any, An
 
 
 def _config(thread_id: str, config: dict[str, Any]) -> RunnableConfig:
-    configurable = {**config.pop("configurable", {}), "thread_id": thread_id}
+    configurable = {**config.get("configurable", {}), "thread_id": thread_id}
     return cast(RunnableConfig, {**config, "configurable": configurable})

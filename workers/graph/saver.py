@@ -96,7 +96,7 @@ class DjangoSaver(BaseCheckpointSaver[str]):
         if row is None:
             return None
         writes = self._writes_of([row])
-        return self._tuple(row, writes.get(_key(row), []))
+        return self._tuple(row, self._metadata(row), writes.get(_key(row), []))
 
     def list(
         self,
@@ -108,19 +108,20 @@ class DjangoSaver(BaseCheckpointSaver[str]):
     ) -> Iterator[CheckpointTuple]:
         """Newest first. ``filter`` matches metadata keys by equality; it is applied after
         decoding (metadata is serde bytes), so ``limit`` counts matches, not rows read."""
-        rows = _listed(config, before)
+        # Without a filter every row read is listed: read no more than the limit.
+        size = LIST_PAGE if filter or limit is None else max(1, min(limit, LIST_PAGE))
         left = limit
-        for page in _pages(rows):
+        for page in _pages(_listed(config, before), size):
             writes = self._writes_of(page)
             for row in page:
                 if left is not None and left <= 0:
                     return
-                found = self._tuple(row, writes.get(_key(row), []))
-                if filter and any(found.metadata.get(k) != v for k, v in filter.items()):
+                metadata = self._metadata(row)
+                if filter and any(metadata.get(k) != v for k, v in filter.items()):
                     continue
                 if left is not None:
                     left -= 1
-                yield found
+                yield self._tuple(row, metadata, writes.get(_key(row), []))
 
     def _writes_of(self, rows: Sequence[GraphCheckpoint]) -> dict[WriteKey, Writes]:
         """The pending writes of ``rows``, each checkpoint's in ``writes_sort_key`` order
@@ -142,12 +143,21 @@ class DjangoSaver(BaseCheckpointSaver[str]):
             writes.setdefault(_key(w), []).append((w.task_id, w.channel, value))
         return writes
 
-    def _tuple(self, row: GraphCheckpoint, writes: Writes) -> CheckpointTuple:
+    def _metadata(self, row: GraphCheckpoint) -> CheckpointMetadata:
+        # bytes(): PostgreSQL returns a BinaryField as a memoryview.
+        metadata: CheckpointMetadata = self.serde.loads_typed(
+            (row.metadata_type, bytes(row.metadata))
+        )
+        return metadata
+
+    def _tuple(
+        self, row: GraphCheckpoint, metadata: CheckpointMetadata, writes: Writes
+    ) -> CheckpointTuple:
         parent = _config(row.thread_id, row.checkpoint_ns, row.parent_id) if row.parent_id else None
         return CheckpointTuple(
             config=_config(row.thread_id, row.checkpoint_ns, row.checkpoint_id),
             checkpoint=self.serde.loads_typed((row.checkpoint_type, bytes(row.checkpoint))),
-            metadata=self.serde.loads_typed((row.metadata_type, bytes(row.metadata))),
+            metadata=metadata,
             parent_config=parent,
             pending_writes=writes,
         )
@@ -342,17 +352,17 @@ def _listed(config: RunnableConfig | None, before: RunnableConfig | None) -> Que
     return rows
 
 
-def _pages(rows: QuerySet[Any]) -> Iterator[list[GraphCheckpoint]]:
-    """Newest first, ``LIST_PAGE`` at a time, each page after the last one's position (rows
+def _pages(rows: QuerySet[Any], size: int) -> Iterator[list[GraphCheckpoint]]:
+    """Newest first, ``size`` at a time, each page after the last one's position (rows
     added meanwhile neither shift nor repeat a page, as offsets would)."""
     rows = rows.order_by("-checkpoint_id", "-pk")
-    page: list[GraphCheckpoint] = list(rows[:LIST_PAGE])
+    page: list[GraphCheckpoint] = list(rows[:size])
     while page:
         yield page
-        if len(page) < LIST_PAGE:
+        if len(page) < size:
             return
         last = page[-1]
         after = Q(checkpoint_id__lt=last.checkpoint_id) | Q(
             checkpoint_id=last.checkpoint_id, pk__lt=last.pk
         )
-        page = list(rows.filter(after)[:LIST_PAGE])
+        page = list(rows.filter(after)[:size])
