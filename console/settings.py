@@ -56,6 +56,8 @@ INSTALLED_APPS = [
     "workers.examples.sandbox",
     "workers.examples.security",
     "workers.examples.github",
+    # Registers its LangGraph agent only with the extra installed (pip install .[langgraph]).
+    "workers.examples.deploys",
 ]
 
 MIDDLEWARE = [

@@ -16,6 +16,7 @@ from workers import keys
 from workers.errors import StreamdeskError
 from workers.events import Envelope
 from workers.producer import build_envelope, publish_envelopes
+from workers.registry import default_registry
 from workers.runtime import redis_client
 
 
@@ -50,11 +51,18 @@ ISSUE_TITLES = (
 )
 LEAKING_REPOS = ("acme/payments", "acme/web", "acme/infra", "acme/sandbox")
 CREDENTIAL_KINDS = ("aws_access_key", "github_token", "slack_token", "database_password")
+DEPLOY_FAILURES = (
+    ("production", "container api killed: OOMKilled (exit 137)"),
+    ("staging", 'django.db.utils.ProgrammingError: relation "orders" does not exist'),
+    ("production", "readiness probe failed: HTTP 503 for /healthz"),
+    ("production", "redis: connection refused (127.0.0.1:6379)"),
+)
 
 
 def agent_event(n: int, rng: random.Random) -> Envelope | None:
     """Now and then, work for the example agents (docs/agents.md): a new GitHub issue
-    (tool-calling triage) or a leaked credential (the remediation state machine)."""
+    (tool-calling triage), a leaked credential (the remediation state machine) or, with
+    LangGraph installed, a failed deploy (the graph)."""
     if n % 7 == 3:
         title, body = rng.choice(ISSUE_TITLES)
         data = {
@@ -78,6 +86,17 @@ def agent_event(n: int, rng: random.Random) -> Envelope | None:
         return build_envelope(
             "security.credential_leaked", data, source="scanner", subject=f"alert/{n}"
         )
+    if n % 17 == 9 and "deploy.failed" in default_registry:  # the LangGraph example
+        environment, log = rng.choice(DEPLOY_FAILURES)
+        data = {
+            "service": rng.choice(("api", "billing", "web")),
+            "version": f"1.{n}.0",
+            "previous_version": f"1.{n - 1}.0",
+            "environment": environment,
+            "error_log": log,
+            "deploy_id": f"deploy-{n}",
+        }
+        return build_envelope("deploy.failed", data, source="ci", subject=f"deploy/{n}")
     return None
 
 
