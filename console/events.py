@@ -11,6 +11,7 @@ from typing import Any
 import redis
 
 from console import browse
+from workers.durable import steps_of
 from workers.keys import EVENT_FIELD
 from workers.models import AgentRun, StepResult
 from workers.timeline import Step, published_step, steps_for
@@ -100,13 +101,10 @@ def timeline(event_hash: str | None, stream: str, entry_id: str) -> list[Step]:
 
 
 def durable_steps(event_hash: str | None) -> DurableSteps:
-    """The first MAX_STEPS stored steps in the order they ran (``workers.durable.steps_of``
-    order, bounded), and how many there are in all."""
+    """The first MAX_STEPS stored steps in the order they ran, and how many there are."""
     if not event_hash:
         return DurableSteps([], 0)
-    rows = list(
-        StepResult.objects.filter(event_hash=event_hash).order_by("created_at", "id")[:MAX_STEPS]
-    )
+    rows = steps_of(event_hash, MAX_STEPS)
     total = len(rows)
     if total == MAX_STEPS:  # only then can there be more
         total = StepResult.objects.filter(event_hash=event_hash).count()

@@ -53,6 +53,7 @@ def save(write: StepWrite) -> Any:
     )
 
 
-def steps_of(event_hash: str) -> list[StepResult]:
-    """For the console's event page, in the order they ran."""
-    return list(StepResult.objects.filter(event_hash=event_hash).order_by("created_at", "id"))
+def steps_of(event_hash: str, limit: int = 200) -> list[StepResult]:
+    """For the console's event page: the first ``limit``, in the order they ran."""
+    rows = StepResult.objects.filter(event_hash=event_hash).order_by("created_at", "id")
+    return list(rows[:limit])
