@@ -3,7 +3,8 @@
 Its ``AgentRun`` must have finished. The gate record is cleared first (``clear_gate``
 refuses while an agent runs the event), then the row is marked ``failed`` with the fence
 cleared: the engine's duplicate check counts only ``succeeded`` rows as done, and a commit
-needs an empty fence, so the new attempt runs and commits. Last, the original event (from
+needs an empty fence, so the new attempt runs and commits. Its durable steps and graph
+checkpoints are discarded, so the agent runs from the start. Last, the original event (from
 its stream entry, else from its dead letter) is published again with ``rerun_of``.
 """
 
@@ -19,7 +20,7 @@ from workers.audit import Entry
 from workers.errors import ActionRefused, EventError
 from workers.events import decode_envelope, event_hash
 from workers.keys import Keys
-from workers.models import AgentRun, RunStatus
+from workers.models import AgentRun, GraphCheckpoint, GraphWrite, RunStatus, StepResult
 
 FINISHED = (RunStatus.SUCCEEDED, RunStatus.FAILED, RunStatus.DEAD)
 # Dead letters searched for a run's event: from a little before its row was created (clock
@@ -45,9 +46,22 @@ def force(entry: Entry, client: redis.Redis, keys: Keys, event_hash: str) -> Non
     if not changed:
         raise ActionRefused(f"event {event_hash[:12]} started again meanwhile: nothing re-run")
     entry.detail += f"; run marked failed (was {run.status})"
+    forgotten = forget_progress(event_hash)
     new_id = actions.republish(client, run.stream, raw, rerun_of=run.entry_id)
     entry.count, entry.done_ids, entry.new_ids = 1, [run.entry_id], [new_id]
-    entry.detail = f"re-published {run.entry_id} as {new_id} (the run was {run.status})"
+    entry.detail = (
+        f"re-published {run.entry_id} as {new_id} (the run was {run.status}; "
+        f"{forgotten} stored steps and checkpoints discarded)"
+    )
+
+
+def forget_progress(event_hash: str) -> int:
+    """A re-run runs the agent from the start: its stored steps and graph checkpoints would
+    otherwise replay the first run's results. (A redriven dead letter keeps them, and resumes
+    after its last stored step.) Side effects pass the same idempotency keys again."""
+    deleted = StepResult.objects.filter(event_hash=event_hash).delete()[0]
+    deleted += GraphWrite.objects.filter(thread_id=event_hash).delete()[0]
+    return deleted + GraphCheckpoint.objects.filter(thread_id=event_hash).delete()[0]
 
 
 def finished_run(event_hash: str) -> AgentRun:

@@ -99,16 +99,19 @@ def test_a_deferred_event_runs_once_its_token_is_due_and_is_never_dead_lettered(
     assert sorted(AgentRun.objects.values_list("result", flat=True)) == [0, 2, 4, 6, 8, 10, 12, 14]
     stats = counters(r)
     assert stats.get("dead_lettered", 0) == 0 and stats.get("failed", 0) == 0
-    assert stats["deferred"] == 6 and pending(r) == 0
-    # Each event's agent ran at most twice (first try, then on its reserved token).
-    assert max(starts.count(h) for h in set(starts)) == 2
-    # The budget held: after the burst of 2, one call per 100 ms at most.
+    # The burst of 2 ran at once; most of the rest waited (fewer under load: slow starts
+    # let the bucket refill), each at most once, for its reserved token.
+    assert 1 <= stats["deferred"] <= 6 and pending(r) == 0
+    assert max(starts.count(h) for h in set(starts)) <= 2
+    # The budget held: calls in any window of T seconds stay within burst + rate * T (+1 for
+    # the jitter between a grant and the agent reading the clock).
     granted.sort()
-    for i in range(2, len(granted)):
-        assert granted[i] - granted[0] >= (i - 2) * 0.1 - 0.02
-    deferred_event = AgentRun.objects.order_by("-result").first()
-    assert deferred_event is not None
-    kinds = [s.kind for s in steps_for(deferred_event.event_hash)]
+    for i in range(len(granted)):
+        for j in range(i + 1, len(granted)):
+            assert j - i + 1 <= 2 + 10 * (granted[j] - granted[i]) + 1, (i, j, granted)
+    waited = [h for h in set(starts) if starts.count(h) == 2]
+    assert len(waited) == stats["deferred"]
+    kinds = [s.kind for s in steps_for(waited[0])]
     assert "deferred" in kinds and kinds[-1] == "committed"
 
 

@@ -62,6 +62,36 @@ def test_force_rerun_runs_a_succeeded_event_once_more(
     assert (row.status, row.result) == (RunStatus.SUCCEEDED, 2)
 
 
+@pytest.mark.django_db(transaction=True)
+def test_force_rerun_runs_the_agents_steps_again_from_the_start(
+    r: redis.Redis, redis_url: str, config: EngineConfig
+) -> None:
+    calls: Counter[str] = Counter()
+
+    def registry() -> Registry:
+        reg = Registry()
+
+        async def agent(ev: Any, ctx: Any) -> str:
+            async def answer() -> str:
+                calls["step"] += 1
+                return f"answer {calls['step']}"
+
+            return str(await ctx.step("ask", answer))
+
+        reg.register("test.count", AnyData, agent)
+        return reg
+
+    raw = json.dumps({"type": "test.count", "source": "t", "id": "once", "data": {}})
+    r.xadd(STREAM, {"event": raw})
+    run_burst(redis_url, config, registry())
+    h = event_hash(decode_envelope(raw))
+    out = operations.force_rerun(ALICE, h, "the prompt was wrong", client=r, keys=KEYS)
+    assert "1 stored steps and checkpoints discarded" in out.detail
+    run_burst(redis_url, config, registry())
+    # Not the first run's stored answer: the step ran again.
+    assert calls["step"] == 2 and AgentRun.objects.get().result == "answer 2"
+
+
 def test_force_rerun_of_an_unknown_event_is_refused_and_recorded(r: redis.Redis) -> None:
     with pytest.raises(ActionRefused, match="no run"):
         operations.force_rerun(ALICE, "a" * 64, "why", client=r, keys=KEYS)
