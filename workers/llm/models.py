@@ -7,14 +7,16 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable
-from typing import Any, Protocol, cast
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
-import openai
 from pydantic import BaseModel, ConfigDict
 
 from workers.errors import ConfigurationError
 from workers.llm.config import LLMConfig
 from workers.llm.errors import ModelCallFailed
+
+if TYPE_CHECKING:
+    import openai
 
 # A chat message in OpenAI's format: {"role": ..., "content": ..., "tool_calls": [...]}.
 Message = dict[str, Any]
@@ -68,6 +70,8 @@ class OpenAIChatModel:
         # A client per call: agents run on many event loops over a worker's life (and tests
         # start one per run), and an HTTP pool must not outlive its loop. A model call takes
         # seconds, so a fresh connection costs little.
+        import openai  # here: the SDK takes a second to import, and offline nobody needs it
+
         try:
             async with self._client() as client:
                 response = await client.chat.completions.create(
@@ -90,6 +94,8 @@ class OpenAIChatModel:
         )
 
     def _client(self) -> openai.AsyncOpenAI:
+        import openai
+
         return openai.AsyncOpenAI(
             base_url=self.config.base_url or None,
             api_key=self.config.api_key or NO_API_KEY,

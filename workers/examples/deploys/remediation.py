@@ -14,27 +14,15 @@ from typing import Any, Literal, TypedDict
 
 from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
-from pydantic import BaseModel, Field
 
 from workers.context import AgentContext
 from workers.events import Event
+from workers.examples.deploys.schemas import DeployFailed
 from workers.graph import GraphContext, run_graph
 
 # Only production is rolled back on its own; elsewhere the deployer is told and decides.
 AUTO_ROLLBACK_ENVIRONMENTS = ("production",)
 DEFAULT_CHANNEL = "#deploys"
-
-
-class DeployFailed(BaseModel):
-    service: str = Field(min_length=1, max_length=200)
-    version: str = Field(min_length=1, max_length=100)
-    # The version running before this deploy: what a rollback goes back to.
-    previous_version: str | None = Field(default=None, max_length=100)
-    environment: str = Field(default="production", max_length=100)
-    # The end of the failed rollout's log (the part that names the error).
-    error_log: str = Field(default="", max_length=20_000)
-    deploy_id: str = Field(default="", max_length=200)
-    team: str = Field(default="", max_length=100)
 
 
 @dataclass(frozen=True, slots=True)
