@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 # The optional LangGraph extra is installed for the tests; `make install EXTRAS=dev` skips it.
 EXTRAS ?= dev,langgraph
 
-.PHONY: run test test-fast lint typecheck bench bench-console bench-actions bench-webhooks clean install
+.PHONY: run test test-fast lint typecheck bench bench-console bench-actions bench-outbox bench-runtime bench-webhooks clean install
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -39,6 +39,9 @@ bench-actions: $(STAMP)
 
 bench-outbox: $(STAMP)
 	$(PY) bench/outbox.py
+
+bench-runtime: $(STAMP)
+	$(PY) bench/runtime.py
 
 bench-webhooks: $(STAMP)
 	$(PY) bench/webhooks.py

@@ -139,12 +139,13 @@ def main(argv: list[str] | None = None) -> int:
     results = Results(info, params, began, time.time(), rates, pickups, light, memory)
     args.output.parent.mkdir(parents=True, exist_ok=True)
     report = render(results)
-    if args.output.exists():  # keep what bench-console, bench-actions and bench-outbox wrote
+    if args.output.exists():  # keep what the other bench writers wrote
         kept = (
             console_report.SECTION,
             actions_report.SECTION,
             outbox_report.SECTION,
             sections.WEBHOOKS,
+            sections.RUNTIME,
         )
         report = sections.carry_over(args.output.read_text(), report, kept)
     args.output.write_text(report)

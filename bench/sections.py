@@ -2,8 +2,8 @@
 
 ``make bench`` (bench/run.py) regenerates the engine sections as a whole and carries every
 block over from the old document; ``make bench-console`` (bench/console.py),
-``make bench-actions`` (bench/actions.py) and ``make bench-outbox`` (bench/outbox.py) each
-replace their own block and leave the rest.
+``make bench-actions`` (bench/actions.py), ``make bench-outbox`` (bench/outbox.py) and
+``make bench-runtime`` (bench/runtime.py) each replace their own block and leave the rest.
 """
 
 from __future__ import annotations
@@ -45,4 +45,11 @@ def carry_over(old_document: str, new_document: str, kept: Iterable[Section]) ->
 WEBHOOKS = Section(
     "<!-- webhooks benchmark: begin (from make bench-webhooks; every bench writer keeps it) -->",
     "<!-- webhooks benchmark: end -->",
+)
+
+# Written by `make bench-runtime` (bench/runtime.py, bench/runtime_report.py).
+RUNTIME = Section(
+    "<!-- agent runtime benchmark: begin "
+    "(written by bench/runtime.py; every bench writer keeps it) -->",
+    "<!-- agent runtime benchmark: end -->",
 )
