@@ -7,10 +7,14 @@ steps once and gets their values back instead of running them again.
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
+from django.db import transaction
+from django.utils import timezone
+
 from workers.errors import LeaseLost
-from workers.models import AgentRun, RunStatus, StepResult
+from workers.models import AgentRun, GraphCheckpoint, GraphWrite, RunStatus, StepResult
 from workers.records import StepWrite
 
 
@@ -57,3 +61,25 @@ def steps_of(event_hash: str, limit: int = 200) -> list[StepResult]:
     """For the console's event page: the first ``limit``, in the order they ran."""
     rows = StepResult.objects.filter(event_hash=event_hash).order_by("created_at", "id")
     return list(rows[:limit])
+
+
+PRUNE_CHUNK_ROWS = 1000
+
+
+def prune_succeeded(older_than: timedelta) -> int:
+    """Delete the stored steps and graph checkpoints of events that succeeded, stored more
+    than ``older_than`` ago: a succeeded event never reads them again (a forced re-run
+    discards them anyway). Unfinished events keep theirs. Short transactions."""
+    cutoff = timezone.now() - older_than
+    done = AgentRun.objects.filter(status=RunStatus.SUCCEEDED).values("event_hash")
+    steps = StepResult.objects.filter(created_at__lt=cutoff, event_hash__in=done)
+    deleted = 0
+    while ids := list(steps.values_list("id", flat=True)[:PRUNE_CHUNK_ROWS]):
+        with transaction.atomic():
+            deleted += StepResult.objects.filter(id__in=ids).delete()[0]
+    graphs = GraphCheckpoint.objects.filter(created_at__lt=cutoff, thread_id__in=done)
+    while threads := list(graphs.values_list("thread_id", flat=True).distinct()[:100]):
+        with transaction.atomic():
+            deleted += GraphWrite.objects.filter(thread_id__in=threads).delete()[0]
+            deleted += GraphCheckpoint.objects.filter(thread_id__in=threads).delete()[0]
+    return deleted

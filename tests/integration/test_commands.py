@@ -14,7 +14,7 @@ import redis
 from django.core.management import call_command, get_commands
 
 from workers.embedded import EmbeddedValkey
-from workers.models import TimelineStep
+from workers.models import AgentRun, GraphCheckpoint, GraphWrite, StepResult, TimelineStep
 from workers.registry import default_registry
 from workers.steps import Kind, StepRecord
 from workers.timeline import insert
@@ -111,8 +111,48 @@ def test_prune_timeline_reports_what_it_deleted() -> None:
     insert([StepRecord("h", "streamdesk:events", "1-0", old, Kind.RAN, "w", 1)])
     out = StringIO()
     call_command("prune_timeline", "--older-than-days", "30", stdout=out)
-    assert out.getvalue().strip() == "deleted 1 timeline steps older than 30 days"
+    assert out.getvalue().strip() == (
+        "deleted 1 timeline steps older than 30 days and 0 stored steps and checkpoints of "
+        "events that succeeded before then"
+    )
     assert not TimelineStep.objects.exists()
+
+
+@pytest.mark.django_db
+def test_prune_timeline_drops_the_stored_progress_of_old_successes_only() -> None:
+    old, new = datetime.now(UTC) - timedelta(days=40), datetime.now(UTC)
+    for h, status in (("a" * 64, "succeeded"), ("b" * 64, "failed"), ("c" * 64, "succeeded")):
+        AgentRun.objects.create(
+            event_hash=h, event_type="t", stream="s", entry_id="1", status=status
+        )
+        StepResult.objects.create(event_hash=h, name="s1", value=1, created_at=old)
+        GraphCheckpoint.objects.create(
+            thread_id=h,
+            checkpoint_id="1",
+            checkpoint_type="t",
+            checkpoint=b"",
+            metadata_type="t",
+            metadata=b"",
+        )
+        GraphWrite.objects.create(
+            thread_id=h,
+            checkpoint_id="1",
+            task_id="t",
+            idx=0,
+            channel="c",
+            value_type="t",
+            value=b"",
+        )
+    StepResult.objects.filter(event_hash="c" * 64).update(created_at=new)
+    GraphCheckpoint.objects.update(created_at=old)
+    GraphCheckpoint.objects.filter(thread_id="c" * 64).update(created_at=new)
+    call_command("prune_timeline", "--older-than-days", "30", stdout=StringIO())
+    # The old success lost its steps and checkpoints; the failed run (it may come back) and
+    # the recent success kept theirs.
+    assert sorted(StepResult.objects.values_list("event_hash", flat=True)) == ["b" * 64, "c" * 64]
+    kept = sorted(GraphCheckpoint.objects.values_list("thread_id", flat=True))
+    assert kept == ["b" * 64, "c" * 64]
+    assert sorted(GraphWrite.objects.values_list("thread_id", flat=True)) == ["b" * 64, "c" * 64]
 
 
 def test_embedded_server_starts_answers_and_stops(tmp_path: Path) -> None:

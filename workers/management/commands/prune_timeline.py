@@ -1,4 +1,5 @@
-"""``manage.py prune_timeline``: delete event timeline steps older than N days."""
+"""``manage.py prune_timeline``: delete event timeline steps older than N days, and the stored
+steps and graph checkpoints of events that succeeded before then."""
 
 from __future__ import annotations
 
@@ -8,11 +9,15 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
+from workers.durable import prune_succeeded
 from workers.timeline import prune
 
 
 class Command(BaseCommand):
-    help = "Delete event timeline steps older than --older-than-days (run it daily, e.g. cron)."
+    help = (
+        "Delete event timeline steps older than --older-than-days, and the durable steps and "
+        "graph checkpoints of events that succeeded before then (run it daily, e.g. cron)."
+    )
 
     def add_arguments(self, parser: ArgumentParser) -> None:
         parser.add_argument(
@@ -27,4 +32,8 @@ class Command(BaseCommand):
         if days < 0:
             raise CommandError("--older-than-days must not be negative")
         deleted = prune(timedelta(days=days))
-        self.stdout.write(f"deleted {deleted} timeline steps older than {days:g} days")
+        stored = prune_succeeded(timedelta(days=days))
+        self.stdout.write(
+            f"deleted {deleted} timeline steps older than {days:g} days and {stored} stored "
+            "steps and checkpoints of events that succeeded before then"
+        )
