@@ -142,12 +142,12 @@ class RunStore:
         ]
         self._upsert(rows, fenced=True)
 
-    def load_steps(self, event_hash: str) -> dict[str, Any]:
-        """The stored durable steps of an event (``ctx.step``)."""
-        return durable.load(event_hash)
+    def load_steps(self, hashes: list[str]) -> dict[str, dict[str, Any]]:
+        """The stored durable steps of these events (``ctx.step``)."""
+        return durable.load_many(hashes)
 
-    def save_step(self, write: StepWrite) -> Any:
-        return durable.save(write)
+    def save_steps(self, writes: list[StepWrite]) -> list[Any]:
+        return durable.save_many(writes)
 
     def record(self, steps: list[StepRecord]) -> None:
         """Timeline steps (see ``workers/timeline.py``)."""

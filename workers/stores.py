@@ -6,6 +6,7 @@ from __future__ import annotations
 from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
+from workers.batcher import Batcher
 from workers.dbwriter import DbWriter
 from workers.records import Finish, Run, StepWrite
 from workers.steps import StepRecord
@@ -19,21 +20,30 @@ class RunStore(Protocol):
     def fail(self, finishes: list[Finish]) -> None: ...
     def mark_dead(self, finishes: list[Finish]) -> None: ...
     def record(self, steps: list[StepRecord]) -> None: ...
-    def load_steps(self, event_hash: str) -> dict[str, Any]: ...
-    def save_step(self, write: StepWrite) -> Any: ...
+    def load_steps(self, hashes: list[str]) -> dict[str, dict[str, Any]]: ...
+    def save_steps(self, writes: list[StepWrite]) -> list[Any]: ...
     def close(self) -> None: ...
 
 
 class WorkerSteps:
     """Durable steps through the worker's database threads: loads on the read thread, saves
-    grouped with the other writes."""
+    in the grouped write transactions; each batched across the agents waiting at once."""
 
     def __init__(self, db: DbWriter, store: RunStore) -> None:
         self.db = db
         self.store = store
+        self._loads: Batcher[str, dict[str, Any]] = Batcher(self._load_many)
+        self._saves: Batcher[StepWrite, Any] = Batcher(self._save_many)
 
     async def load_steps(self, event_hash: str) -> dict[str, Any]:
-        return await self.db.read(self.store.load_steps, event_hash)
+        return await self._loads.submit(event_hash)
 
     async def save_step(self, write: StepWrite) -> Any:
-        return await self.db.call(self.store.save_step, write)
+        return await self._saves.submit(write)
+
+    async def _load_many(self, hashes: list[str]) -> list[dict[str, Any]]:
+        found = await self.db.read(self.store.load_steps, hashes)
+        return [found[h] for h in hashes]
+
+    async def _save_many(self, writes: list[StepWrite]) -> list[Any]:
+        return await self.db.call(self.store.save_steps, writes)
