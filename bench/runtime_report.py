@@ -95,9 +95,11 @@ def _bound(r: RuntimeResults) -> str:
         f"slots / step wait: {r.concurrency} / {mean:.1f} ms (the mean of every event's first "
         f"step) = {_n(r.concurrency * 1000 / mean)} events/s; measured: "
         f"{_n(r.median('step'))}. The step's wait is mostly the worker's "
-        "one database-writer thread: a step's save joins the next grouped transaction, behind "
-        "the one running (runs claimed and finished, timeline rows). A take's awaited time "
-        "includes waiting for the busy event loop; its cost per event is in the first table."
+        "one database-writer thread: the saves of every agent waiting at once go together "
+        "(three queries for the lot) into the next grouped transaction, behind the one "
+        "running (runs finished, timeline rows), so a no-op step costs a commit's wait; a "
+        "step around a model call (seconds) hardly notices. A take's awaited time includes "
+        "waiting for the busy event loop; its cost per event is in the first table."
     )
     return textwrap.fill(text, WIDTH) + "\n"
 
