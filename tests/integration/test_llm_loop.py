@@ -3,6 +3,7 @@ Redis and database: usage lands on the run, and a retry replays the stored calls
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from typing import Any
 
@@ -75,11 +76,10 @@ def test_loop_runs_the_tool_once_and_stores_usage_and_cost(
     assert len(server.requests) == 2
     assert server.requests[0]["model"] == "triage-model"
     assert server.requests[0]["tools"][0]["function"]["name"] == "label_issue"
-    assert server.requests[1]["messages"][-1] == {
-        "role": "tool",
-        "tool_call_id": "call_label_issue",
-        "content": '{"number": 12, "labels": ["bug"]}',
-    }
+    answer = server.requests[1]["messages"][-1]
+    assert (answer["role"], answer["tool_call_id"]) == ("tool", "call_label_issue")
+    # Parsed: the stored step comes back from PostgreSQL's jsonb with its keys reordered.
+    assert json.loads(answer["content"]) == {"number": 12, "labels": ["bug"]}
     steps = set(StepResult.objects.values_list("name", flat=True))
     assert steps == {"triage:0", "triage:0:0:label_issue", "triage:1"}
 
