@@ -188,3 +188,46 @@ def test_a_sync_agent_runs_its_graph_on_the_workers_loop(
     assert flaky.runs == {"double": 1, "add": 2, "send": 1}
     row = AgentRun.objects.get()
     assert (row.status, row.result["total"]) == (RunStatus.SUCCEEDED, 7)
+
+
+def test_a_node_out_of_rate_budget_defers_the_event_and_it_resumes_at_that_node(
+    r: redis.Redis, redis_url: str, config: EngineConfig
+) -> None:
+    """``Deferred`` (a BaseException) passes through LangGraph like any node failure: the
+    event waits for its token, then resumes at the node that was out of budget."""
+    from workers.ratelimit import Budget
+
+    runs: Counter[str] = Counter()
+
+    def first(state: State) -> State:
+        runs["first"] += 1
+        return {"doubled": state["n"] * 2}
+
+    async def call_api(state: State, runtime: Runtime[GraphContext]) -> State:
+        await runtime.context.agent.tool("api")
+        runs["call_api"] += 1
+        return {"total": state["doubled"] + 1}
+
+    graph = StateGraph(State, context_schema=GraphContext)
+    graph.add_node("first", first)
+    graph.add_node("call_api", call_api)
+    graph.add_edge(START, "first")
+    graph.add_edge("first", "call_api")
+    graph.add_edge("call_api", END)
+
+    async def agent(event: Event[Numbers], ctx: Any) -> dict[str, Any]:
+        return await run_graph(ctx, graph, {"n": event.data.n})
+
+    registry = Registry()
+    registry.register("test.graph", Numbers, agent)
+    for n in range(3):
+        xadd(r, {"type": "test.graph", "source": "t", "id": f"g{n}", "data": {"n": n}})
+    budgets = {"api": Budget("api", rate=10, burst=1)}
+    run_burst(redis_url, config, registry, budgets=budgets)
+
+    assert sorted(AgentRun.objects.values_list("result", flat=True), key=str) == sorted(
+        [{"n": n, "doubled": 2 * n, "total": 2 * n + 1} for n in range(3)], key=str
+    )
+    assert counters(r)["deferred"] >= 1 and counters(r).get("failed", 0) == 0
+    # The first node ran once per event, deferred or not.
+    assert (runs["first"], runs["call_api"]) == (3, 3)
