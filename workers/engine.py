@@ -25,14 +25,14 @@ from workers import bus
 from workers.attempts import Attempt, Group, Settlement, describe, gate_groups, run_record
 from workers.bus import Delivery
 from workers.config import EngineConfig
-from workers.context import AgentContext, Services
+from workers.context import Services
 from workers.dbwriter import DbWriter
 from workers.defer import Deferrals
 from workers.errors import Deferred
 from workers.gate import Gate
 from workers.housekeeping import Housekeeper
 from workers.intake import Rejected, Runnable, sort_deliveries
-from workers.invoke import invoke
+from workers.invoke import context_for, invoke
 from workers.llm.config import LLMConfig
 from workers.ratelimit import Budget, Limiter
 from workers.reclaim import Reclaimer
@@ -349,17 +349,7 @@ class Worker:
 
     async def _run(self, attempt: Attempt) -> None:
         runnable = attempt.runnable
-        ctx = AgentContext(
-            self.services,
-            consumer=self.config.consumer,
-            stream=self.config.stream,
-            group=self.config.group,
-            event_type=runnable.event.type,
-            event_hash=attempt.event_hash,
-            token=attempt.token,
-            deliveries=attempt.delivery.deliveries,
-            lease=attempt.lease,
-        )
+        ctx = context_for(self.services, self.config, attempt)
         self.running += 1
         try:
             value = await invoke(runnable.spec, runnable.event, ctx, self._agents)

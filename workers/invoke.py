@@ -1,5 +1,6 @@
-"""Calling an agent: async ones on the loop, sync ones in the worker's thread pool, each
-with its context set for the tools it calls (``rate_limited``, ``current_context``)."""
+"""Calling an agent: its context for one attempt; async agents on the loop, sync ones in the
+worker's thread pool, each with its context set for the tools it calls (``rate_limited``,
+``current_context``)."""
 
 from __future__ import annotations
 
@@ -9,9 +10,25 @@ import functools
 from concurrent.futures import Executor
 from typing import Any
 
-from workers.context import AgentContext, SyncAgentContext
+from workers.attempts import Attempt
+from workers.config import EngineConfig
+from workers.context import AgentContext, Services, SyncAgentContext
 from workers.events import Event
 from workers.registry import AgentSpec
+
+
+def context_for(services: Services, config: EngineConfig, attempt: Attempt) -> AgentContext:
+    return AgentContext(
+        services,
+        consumer=config.consumer,
+        stream=config.stream,
+        group=config.group,
+        event_type=attempt.runnable.event.type,
+        event_hash=attempt.event_hash,
+        token=attempt.token,
+        deliveries=attempt.delivery.deliveries,
+        lease=attempt.lease,
+    )
 
 
 async def invoke(spec: AgentSpec, event: Event[Any], ctx: AgentContext, executor: Executor) -> Any:
