@@ -42,6 +42,12 @@ class Usage:
         self.completion_tokens += completion_tokens
         self.cost_usd += cost_usd
 
+    def merge(self, other: Usage) -> None:
+        self.calls += other.calls
+        self.prompt_tokens += other.prompt_tokens
+        self.completion_tokens += other.completion_tokens
+        self.cost_usd += other.cost_usd
+
 
 @dataclass(frozen=True, slots=True)
 class Finish:

@@ -313,9 +313,5 @@ def _spent_by_type(batch: list[Settled]) -> dict[str, Usage]:
     out: dict[str, Usage] = {}
     for s in batch:
         if s.spent.calls:
-            total = out.setdefault(s.attempt.runnable.event.type, Usage())
-            total.calls += s.spent.calls
-            total.prompt_tokens += s.spent.prompt_tokens
-            total.completion_tokens += s.spent.completion_tokens
-            total.cost_usd += s.spent.cost_usd
+            out.setdefault(s.attempt.runnable.event.type, Usage()).merge(s.spent)
     return out
