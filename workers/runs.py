@@ -24,7 +24,7 @@ from django.utils import timezone
 from workers import durable, timeline
 from workers.models import AgentRun, RunStatus
 from workers.records import Finish, Run, StepWrite, Usage
-from workers.sql import CHUNK_ROWS, db_time, placeholders, raw_cursor
+from workers.sql import CHUNK_ROWS, Adapters, adapters, placeholders, raw_cursor
 from workers.steps import StepRecord
 
 TABLE = AgentRun._meta.db_table
@@ -80,18 +80,16 @@ def succeeded(hashes: list[str]) -> list[tuple[str, str]]:
     return [(h, lease) for h, lease, status in found if status == SUCCEEDED]
 
 
-def _db_json(value: Any) -> Any:
-    return AgentRun._meta.get_field("result").get_db_prep_save(value, connection)
-
-
-def _values(run: Run, status: str, fence: str, now: Any, finish: Finish | None) -> list[Any]:
+def _values(
+    run: Run, status: str, fence: str, now: Any, finish: Finish | None, adapt: Adapters
+) -> list[Any]:
     usage = finish.usage if finish else Usage()
     return [
         run.event_hash, run.event_type, run.event_id, run.source, run.subject, run.stream,
         run.entry_id, status, run.token, run.deliveries, run.lease, fence, run.consumer, now,
-        db_time(run.started_at), now if finish else None,
+        adapt.time(run.started_at), now if finish else None,
         finish.duration_ms if finish else None,
-        _db_json(finish.result if finish else None), finish.error if finish else "",
+        adapt.json(finish.result if finish else None), finish.error if finish else "",
         usage.calls, usage.prompt_tokens, usage.completion_tokens, usage.cost_usd,
     ]  # fmt: skip
 
@@ -116,17 +114,18 @@ class RunStore:
 
     def fence(self, runs: list[Run]) -> None:
         """Runs that took over an expired lease: from now on only they may commit."""
-        now = db_time(timezone.now())
-        self._upsert(
-            [_values(r, RunStatus.RUNNING.value, r.lease, now, None) for r in runs], fenced=False
-        )
+        adapt = adapters()
+        now = adapt.time(timezone.now())
+        rows = [_values(r, RunStatus.RUNNING.value, r.lease, now, None, adapt) for r in runs]
+        self._upsert(rows, fenced=False)
 
     def commit(self, finishes: list[Finish]) -> set[str]:
         """Store results unless fenced. Returns the leases that committed."""
         if not finishes:
             return set()
-        now = db_time(timezone.now())
-        rows = [_values(f.run, SUCCEEDED, "", now, f) for f in finishes]
+        adapt = adapters()
+        now = adapt.time(timezone.now())
+        rows = [_values(f.run, SUCCEEDED, "", now, f, adapt) for f in finishes]
         if self._upsert(rows, fenced=True) == len(finishes):
             return {f.run.lease for f in finishes}
         # Some were refused (or committed by an earlier try of this same batch): ask.
@@ -135,9 +134,10 @@ class RunStore:
 
     def fail(self, finishes: list[Finish]) -> None:
         """Record failed attempts (``dead`` ones as dead-lettered), unless fenced."""
-        now = db_time(timezone.now())
+        adapt = adapters()
+        now = adapt.time(timezone.now())
         rows = [
-            _values(f.run, RunStatus.DEAD if f.dead else RunStatus.FAILED, "", now, f)
+            _values(f.run, RunStatus.DEAD if f.dead else RunStatus.FAILED, "", now, f, adapt)
             for f in finishes
         ]
         self._upsert(rows, fenced=True)
@@ -155,8 +155,10 @@ class RunStore:
 
     def mark_dead(self, finishes: list[Finish]) -> None:
         """Dead-lettered without a new attempt (their workers kept dying)."""
-        now = db_time(timezone.now())
-        self._upsert([_values(f.run, RunStatus.DEAD, "", now, f) for f in finishes], fenced=False)
+        adapt = adapters()
+        now = adapt.time(timezone.now())
+        rows = [_values(f.run, RunStatus.DEAD, "", now, f, adapt) for f in finishes]
+        self._upsert(rows, fenced=False)
 
     @staticmethod
     def _upsert(rows: list[list[Any]], fenced: bool) -> int:
