@@ -2,6 +2,7 @@
 
 Outcomes that finish close together are settled together, so under load a batch of
 agents costs one commit and one round trip, and at low load nothing waits for a batch.
+The two stages overlap: one batch's pipeline runs while the next batch is being stored.
 """
 
 from __future__ import annotations
@@ -9,9 +10,10 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import Counter
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from redis.asyncio.client import Pipeline
 
@@ -28,6 +30,9 @@ if TYPE_CHECKING:
     from workers.engine import Worker
 
 log = logging.getLogger("streamdesk.worker")
+T = TypeVar("T")
+# A transaction holds up to this many read batches: fewer, bigger commits under load.
+SETTLE_BATCHES = 4
 
 
 @dataclass(slots=True, eq=False)
@@ -51,50 +56,84 @@ class Settled:
         return Finish(self.attempt.run, self.duration_ms, self.result, self.error, dead, self.usage)
 
 
+@dataclass(frozen=True, slots=True)
+class Stored:
+    """A batch written to the database, sorted for its Redis pipeline."""
+
+    oks: list[Settled]
+    fails: list[Settled]
+    decisions: list[Decision]
+    deferred: list[Settled]
+    committed: set[str]
+
+
 class Settler:
     def __init__(self, worker: Worker) -> None:
         self.worker = worker
         self.config = worker.config
         self.queue: asyncio.Queue[Settled] = asyncio.Queue()
-        self._working = False
+        # Batches taken off the queue and not yet announced to Redis.
+        self._unsettled = 0
+        # One transaction carries what queued while the last one ran, up to this many.
+        self.max_batch = SETTLE_BATCHES * self.config.batch_size
 
     @property
     def idle(self) -> bool:
-        return self.queue.empty() and not self._working
+        return self.queue.empty() and self._unsettled == 0
 
     def submit(self, outcome: Settled) -> None:
         outcome.start_unwritten = self.worker.timeline.take_start(outcome.attempt)
         self.queue.put_nowait(outcome)
 
     async def run(self) -> None:
-        while True:
-            batch = [await self.queue.get()]
-            self._working = True
-            while not self.queue.empty() and len(batch) < self.config.batch_size:
-                batch.append(self.queue.get_nowait())
-            await self._settle_until_done(batch)
-            self._working = False
+        """Two stages in flight: while one batch's Redis pipeline runs, the next batch is
+        written to the database (the worker's slowest step, on its own thread)."""
+        announcing: asyncio.Task[None] | None = None
+        try:
+            while True:
+                batch = [await self.queue.get()]
+                self._unsettled += 1
+                while not self.queue.empty() and len(batch) < self.max_batch:
+                    batch.append(self.queue.get_nowait())
+                stored = await self._until_done(self._store, batch)
+                if announcing is not None:
+                    await announcing
+                announcing = asyncio.create_task(self._announce_until_done(batch, stored))
+        finally:
+            if announcing is not None and not announcing.done():
+                announcing.cancel()
 
     async def flush(self, timeout_s: float) -> None:
         deadline = asyncio.get_running_loop().time() + timeout_s
         while not self.idle and asyncio.get_running_loop().time() < deadline:
             await asyncio.sleep(0.01)
 
-    async def _settle_until_done(self, batch: list[Settled]) -> None:
-        """Retry through Redis or database outages: both writes are idempotent."""
+    async def _announce_until_done(self, batch: list[Settled], stored: Stored) -> None:
+        try:
+            await self._until_done(self._announce, batch, stored)
+        finally:
+            self._unsettled -= 1
+
+    async def _until_done(
+        self, step: Callable[..., Awaitable[T]], batch: list[Settled], *args: Any
+    ) -> T:
+        """Retry through Redis or database outages: both stages are idempotent."""
         delay = 0.1
         while True:
             try:
-                await self._settle(batch)
-                return
+                return await step(batch, *args)
             except Exception as exc:
                 log.warning(
-                    "settling %d outcomes failed (%s); retrying in %.1f s", len(batch), exc, delay
+                    "settling %d outcomes failed at %s (%s); retrying in %.1f s",
+                    len(batch),
+                    step.__name__.lstrip("_"),
+                    exc,
+                    delay,
                 )
             await asyncio.sleep(delay)
             delay = min(delay * 2, 5.0)
 
-    async def _settle(self, batch: list[Settled]) -> None:
+    async def _store(self, batch: list[Settled]) -> Stored:
         oks = [s for s in batch if s.ok]
         deferred = [s for s in batch if s.wait_ms is not None]
         fails = [s for s in batch if not s.ok and s.wait_ms is None]
@@ -103,18 +142,22 @@ class Settler:
         committed = await self.worker.db.call(self._write, (oks, fails, decisions, deferred))
         for s in batch:
             s.recorded = True
+        return Stored(oks, fails, decisions, deferred, committed)
+
+    async def _announce(self, batch: list[Settled], stored: Stored) -> None:
+        """The gate, XACK and counters of a stored batch, in one round trip."""
         counts: Counter[str] = Counter()
         async with self.worker.client.pipeline(transaction=False) as pipe:
-            duplicates = await self._queue_successes(pipe, oks, committed, counts)
-            for s, decision in zip(fails, decisions, strict=True):
+            duplicates = await self._queue_successes(pipe, stored.oks, stored.committed, counts)
+            for s, decision in zip(stored.fails, stored.decisions, strict=True):
                 await self._queue_failure(pipe, s, decision.verdict, decision.retry_in_ms, counts)
-            for s in deferred:
+            for s in stored.deferred:
                 await self._queue_deferral(pipe, s, counts)
             stats.queue_counts(pipe, self.worker.keys, self.config.stream, counts)
             stats.queue_usage(pipe, self.worker.keys, _spent_by_type(batch))
             await pipe.execute()
         self.worker.timeline.acked_with(duplicates)
-        for s in deferred:
+        for s in stored.deferred:
             assert s.wait_ms is not None
             self.worker.deferrals.add(s.attempt.entry_ids, s.wait_ms)
         for s in batch:
