@@ -30,6 +30,7 @@ PYTHON = sys.executable
 STREAM = "streamdesk:events"  # runworker's default stream
 WORKER_GROUP = "agents"  # runworker's default group
 RAW_GROUP = "bench-raw"
+FLOOR_GROUP = "bench-floor"
 MIGRATE_TIMEOUT_S = 120.0
 
 
@@ -44,6 +45,10 @@ def runworker_cmd(burst: bool) -> list[str]:
 
 def baseline_cmd(*args: str) -> list[str]:
     return [PYTHON, "-m", "bench.baselines", *args]
+
+
+def floor_cmd(*args: str) -> list[str]:
+    return [PYTHON, "-m", "bench.floor", *args]
 
 
 def display(cmd: list[str]) -> str:

@@ -43,6 +43,16 @@ class Results:
         return self.rates["runworker"].median / self.rates["raw"].median
 
     @property
+    def floor_ratio(self) -> float:
+        """floor / raw: the most of the raw loop a worker doing the required work reached."""
+        return self.rates["floor"].median / self.rates["raw"].median
+
+    @property
+    def floor_share(self) -> float:
+        """runworker / floor: the figure to watch (the 40% target is above the floor)."""
+        return self.rates["runworker"].median / self.rates["floor"].median
+
+    @property
     def throughput_met(self) -> bool:
         return self.throughput_ratio >= THROUGHPUT_TARGET
 
@@ -60,12 +70,13 @@ def _mib(kb: int) -> str:
 
 
 def summary(r: Results) -> str:
-    w, raw, naive = (r.rates[k].median for k in ("runworker", "raw", "naive"))
+    w, raw, floor, naive = (r.rates[k].median for k in ("runworker", "raw", "floor", "naive"))
     lat = r.pickups["runworker"]
     lines = [
-        f"throughput: runworker {w:,.0f}/s, raw {raw:,.0f}/s, naive {naive:,.0f}/s; "
-        f"runworker/raw {r.throughput_ratio:.1%} (target >= {THROUGHPUT_TARGET:.0%}: "
-        f"{'met' if r.throughput_met else 'NOT met'})",
+        f"throughput: runworker {w:,.0f}/s, raw {raw:,.0f}/s, floor {floor:,.0f}/s, "
+        f"naive {naive:,.0f}/s; runworker/raw {r.throughput_ratio:.1%} (target >= "
+        f"{THROUGHPUT_TARGET:.0%}: {'met' if r.throughput_met else 'NOT met'}); "
+        f"floor/raw {r.floor_ratio:.1%}; runworker/floor {r.floor_share:.1%}",
         f"latency at {r.params.rate:g}/s: runworker p50 {lat.p50_ms:.2f} ms "
         f"p99 {lat.p99_ms:.2f} ms (target p99 < {P99_TARGET_MS:g} ms: "
         f"{'met' if r.p99_met else 'NOT met'}); raw p99 "
@@ -83,11 +94,15 @@ def summary(r: Results) -> str:
 
 def _targets(r: Results) -> list[str]:
     w, raw, lat = r.rates["runworker"].median, r.rates["raw"].median, r.pickups["runworker"]
+    floor = r.rates["floor"].median
     rows = [
         "| target | measured | met |",
         "| --- | --- | --- |",
         f"| `runworker` throughput at least {THROUGHPUT_TARGET:.0%} of the raw loop | "
         f"{r.throughput_ratio:.1%} ({w:,.0f} vs {raw:,.0f} events/s) | {_yes(r.throughput_met)} |",
+        f"| context, not a target: `floor` (the required per-event work, minimal code) as a "
+        f"share of the raw loop | {r.floor_ratio:.1%} ({floor:,.0f} vs {raw:,.0f} events/s); "
+        f"`runworker` is {r.floor_share:.1%} of it | - |",
         f"| `runworker` pickup p99 under {P99_TARGET_MS:g} ms at {r.params.rate:g} events/s | "
         f"{lat.p99_ms:.2f} ms | {_yes(r.p99_met)} |",
     ]
@@ -96,26 +111,33 @@ def _targets(r: Results) -> list[str]:
         f"{m.growth_kb / MIB:+.1f} MiB after the first 10% | {_yes(m.flat)} |"
         for m in r.memory
     ]
+    rows += [
+        "",
+        f"The {THROUGHPUT_TARGET:.0%} target is above what the floor reaches, so no worker that",
+        "records each event in the database can meet it on this machine. `runworker`'s share",
+        "of the floor is the figure to watch.",
+    ]
     return rows
 
 
 def _throughput(r: Results) -> list[str]:
-    raw, naive = r.rates["raw"].median, r.rates["naive"].median
+    raw, floor, naive = (r.rates[k].median for k in ("raw", "floor", "naive"))
     rows = [
-        "| worker | events/s (median) | each run | vs raw | vs naive |",
-        "| --- | ---: | --- | ---: | ---: |",
+        "| worker | events/s (median) | each run | vs raw | vs floor | vs naive |",
+        "| --- | ---: | --- | ---: | ---: | ---: |",
     ]
     labels = {
         "raw": "raw XREADGROUP + XACK loop (ceiling)",
+        "floor": "minimal worker doing the required per-event work (floor)",
         "runworker": "`runworker`",
         "naive": "naive 1 s polling worker",
     }
-    for name in ("raw", "runworker", "naive"):
+    for name in ("raw", "floor", "runworker", "naive"):
         rates = r.rates[name]
         each = ", ".join(f"{x:,.0f}" for x in rates.runs)
         rows.append(
-            f"| {labels[name]} | {rates.median:,.0f} | {each} | "
-            f"{rates.median / raw:.1%} | {rates.median / naive:.2f}x |"
+            f"| {labels[name]} | {rates.median:,.0f} | {each} | {rates.median / raw:.1%} | "
+            f"{rates.median / floor:.1%} | {rates.median / naive:.2f}x |"
         )
     return rows
 
@@ -194,10 +216,20 @@ Command: `{p.command}` (`make bench` runs it without options). The worker under 
 ## 1. Throughput
 
 {p.events:,} probe events preloaded into `streamdesk:events`, then drained by one
-process; {p.repeats} run(s) per worker, interleaved (raw, runworker, naive, raw, ...).
+process; {p.repeats} run(s) per worker, interleaved (raw, floor, runworker, naive, raw, ...).
 `runworker` goes through everything: decode and validate, the Lua idempotency gate,
 the `AgentRun` claim, the async probe handler, the batched commit, and the settle
-pipeline with XACK. Each run has an empty server and a fresh database.
+pipeline with XACK. The raw loop is the ceiling: it reads and acks, nothing else. The
+floor (`bench/floor.py`) does only the per-event work the issue requires, in the least
+code: per batch of 200 it decodes and validates each event with the engine's decoder,
+hashes it, takes the gate with one pipeline of `SET NX PX`, inserts one `succeeded` row
+per event into the same `workers_agentrun` table in one transaction, then marks the gate
+done and XACKs in one pipeline; single-threaded, no fencing, no timeline, no failure
+handling. A stream worker that does this work can gain constant factors on it but not
+drop a step, so "vs floor" is what the engine keeps of the possible. The naive worker
+polls a SQLite table (no stream, no gate, one index on its table), so it can outrun the
+floor when draining; its cost is pickup latency (section 2). Each run has an empty server
+and a fresh database.
 
 {chr(10).join(_throughput(r))}
 
@@ -245,14 +277,19 @@ METHOD = """## How it is measured
   `.streamdesk/` is never touched. `manage.py migrate` runs once into a template database
   that each run copies.
 * **Throughput clock.** The parent polls progress every 5 ms (XINFO GROUPS `entries-read`
-  and `pending` for the two stream workers; the lowest pending id for the jobs table).
+  and `pending` for the three stream workers; the lowest pending id for the jobs table).
   The clock runs from the last poll at which nothing had been picked up to the first
   poll at which everything was finished, so interpreter and Django start-up, and the exit
   after the last event, count for no worker. Resolution: about 10 ms per run.
-* **Baselines**, each its own process with the same Python (`bench/baselines.py`):
+* **Baselines**, each its own process with the same Python (`bench/baselines.py`,
+  `bench/floor.py`):
   * *raw*: a redis-py (hiredis) loop: `XREADGROUP COUNT 200`, then one `XACK` of the
     batch; nothing else. It is the ceiling one Python process can reach on this stream.
     For latency it uses `BLOCK 1000` and notes the time as soon as the read returns.
+  * *floor* (throughput only): the required per-event work with nothing else, described
+    in section 1. Its gate keys are the engine's (`streamdesk:idem:<hash>`, runworker's
+    default lease and TTL); its rows go to a fresh copy of the migrated database, with
+    all of `workers_agentrun`'s indexes, through `sqlite3` (WAL, `synchronous=NORMAL`).
   * *naive*: the polling worker the article replaces. Jobs sit in a SQLite `jobs` table
     (WAL, `synchronous=NORMAL`, an index on `(status, id)`). Each poll selects a page of
     100 pending jobs, oldest first; each job is decoded, validated with the probe's

@@ -1,4 +1,4 @@
-"""The three workers under test, behind one interface so every measurement treats them alike.
+"""The workers under test, behind one interface so every measurement treats them alike.
 
 A subject prepares its queue (stream or jobs table), gives the command that runs its
 worker, reports progress while it runs, and afterwards what it recorded per event.
@@ -17,12 +17,14 @@ from typing import Any, cast
 
 from bench import load
 from bench.harness import (
+    FLOOR_GROUP,
     RAW_GROUP,
     STREAM,
     WORKER_GROUP,
     Bench,
     BenchError,
     baseline_cmd,
+    floor_cmd,
     group_progress,
     jobs_progress,
     runworker_cmd,
@@ -176,6 +178,40 @@ class Raw(_Baseline):
         return {int(n): int(ns) for n, ns in pairs}
 
 
+class Floor(_Baseline):
+    """``bench.floor``: the required per-event work in minimal code. Throughput only: it
+    drains and exits, so it has no latency mode (and is not sampled for memory)."""
+
+    name = "floor"
+
+    def prepare(self, preload: int, latency: bool) -> None:
+        if latency:
+            raise NotImplementedError("the floor worker is measured for throughput only")
+        self.bench.reset_redis()
+        self.db = self.bench.fresh_db(self.name)
+        self._paths()
+        load.preload_stream(self.bench.redis, preload)
+        load.create_group(self.bench.redis, FLOOR_GROUP)
+
+    def command(self) -> list[str]:
+        return floor_cmd(
+            "--url", self.bench.url, "--stream", STREAM, "--group", FLOOR_GROUP,
+            "--db", str(self.db), *self._flags(),
+        )  # fmt: skip
+
+    def progress(self) -> tuple[int, int]:
+        return group_progress(self.bench.redis, FLOOR_GROUP)
+
+    def publisher(self) -> Callable[[int], None]:
+        raise NotImplementedError("the floor worker is measured for throughput only")
+
+    def finished(self) -> int:
+        return succeeded_runs(self.db)
+
+    def latencies_ns(self) -> dict[int, int]:
+        raise NotImplementedError("the floor worker is measured for throughput only")
+
+
 class Naive(_Baseline):
     name = "naive"
 
@@ -218,7 +254,8 @@ class Naive(_Baseline):
 
 
 def all_subjects(bench: Bench) -> list[Subject]:
-    return [Raw(bench), Runworker(bench), Naive(bench)]
+    """The throughput subjects, in the order each repeat runs them."""
+    return [Raw(bench), Floor(bench), Runworker(bench), Naive(bench)]
 
 
 def settle_time(seconds: float = 0.5) -> None:
