@@ -68,7 +68,7 @@ class HiredisPacking:
     scripts (two arguments per event) that was most of what a batch cost to send."""
 
     def pack_command(self, *args: Any) -> list[bytes]:
-        return _HIREDIS.pack(*args)
+        return cast("list[bytes]", _HIREDIS.pack(*args))
 
 
 _HIREDIS = HiredisRespSerializer()
