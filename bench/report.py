@@ -111,12 +111,13 @@ def _targets(r: Results) -> list[str]:
         f"{m.growth_kb / MIB:+.1f} MiB after the first 10% | {_yes(m.flat)} |"
         for m in r.memory
     ]
-    rows += [
-        "",
-        f"The {THROUGHPUT_TARGET:.0%} target is above what the floor reaches, so no worker that",
-        "records each event in the database can meet it on this machine. `runworker`'s share",
-        "of the floor is the figure to watch.",
-    ]
+    if r.floor_ratio < THROUGHPUT_TARGET:
+        rows += [
+            "",
+            f"The {THROUGHPUT_TARGET:.0%} target is above what the floor reached in this run "
+            f"({r.floor_ratio:.1%}), so no stream worker that records each event in the database "
+            "met it on this machine. `runworker`'s share of the floor is the figure to watch.",
+        ]
     return rows
 
 
