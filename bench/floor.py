@@ -85,8 +85,10 @@ def run(
     client.ping()
     # Autocommit mode, so the BEGIN/COMMIT below are the only transaction boundaries.
     conn = sqlite3.connect(db, timeout=30, isolation_level=None)
+    # The same pragmas as runworker's connection (console/settings.py).
     conn.execute("PRAGMA journal_mode=WAL")
     conn.execute("PRAGMA synchronous=NORMAL")
+    conn.execute("PRAGMA wal_autocheckpoint=10000")
     ready.touch()
     done = 0
     with contextlib.closing(client), contextlib.closing(conn):
