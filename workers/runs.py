@@ -1,6 +1,7 @@
 """``AgentRun`` rows: the database half of the idempotency gate.
 
-One row per event hash, written once per attempt outcome with a multi-row upsert:
+One row per event hash, written once per attempt outcome with an upsert (a batch's rows in
+one ``executemany``):
 
 - a **commit** lands only if the row is not already ``succeeded`` and its ``fence`` is
   empty or names this attempt's lease;
@@ -41,8 +42,8 @@ UPDATED = [c for c in COLUMNS if c not in ("event_hash", "created_at")]
 SUCCEEDED = RunStatus.SUCCEEDED.value
 
 
-def upsert_sql(rows: int, fenced: bool) -> str:
-    """Multi-row INSERT ... ON CONFLICT DO UPDATE that never overwrites a success.
+def upsert_sql(fenced: bool) -> str:
+    """One row's INSERT ... ON CONFLICT DO UPDATE that never overwrites a success.
 
     ``fenced``: the update also needs the row's fence to be empty or this row's lease.
     """
@@ -56,7 +57,7 @@ def upsert_sql(rows: int, fenced: bool) -> str:
     if fenced:
         guard += f" AND ({TABLE}.fence = '' OR {TABLE}.fence = excluded.lease)"
     return (
-        f"INSERT INTO {TABLE} ({', '.join(COLUMNS)}) VALUES {', '.join([row] * rows)} "
+        f"INSERT INTO {TABLE} ({', '.join(COLUMNS)}) VALUES {row} "
         f"ON CONFLICT (event_hash) DO UPDATE SET "
         f"{', '.join(sets)} WHERE {guard}"
     )
@@ -162,21 +163,14 @@ class RunStore:
 
     @staticmethod
     def _upsert(rows: list[list[Any]], fenced: bool) -> int:
-        """Rows changed. SQLite is fastest with one multi-row statement; psycopg parses a long
-        statement in Python on every call, but pipelines ``executemany`` of a short one."""
+        """Rows changed. ``executemany`` of the one-row statement on both databases: SQLite
+        compiles it once and steps it per row (a multi-row statement had to be built and
+        compiled anew for every batch size); psycopg pipelines it."""
         if not rows:
             return 0
-        changed = 0
         cursor = raw_cursor()
         try:
-            if connection.vendor == "postgresql":
-                cursor.executemany(upsert_sql(1, fenced), rows)
-                return int(cursor.rowcount)
-            for i in range(0, len(rows), CHUNK_ROWS):
-                chunk = rows[i : i + CHUNK_ROWS]
-                sql = placeholders(upsert_sql(len(chunk), fenced))
-                cursor.execute(sql, [v for row in chunk for v in row])
-                changed += cursor.rowcount
+            cursor.executemany(placeholders(upsert_sql(fenced)), rows)
+            return int(cursor.rowcount)
         finally:
             cursor.close()
-        return changed
