@@ -16,6 +16,7 @@ from workers.registry import Registry
 from workers.stores import RunStore
 
 log = logging.getLogger("streamdesk.worker")
+YOUNG_GC_THRESHOLD = 20_000
 
 
 async def serve(
@@ -38,6 +39,9 @@ async def serve(
     # out of the garbage collector's full passes, which otherwise pause the loop for ms.
     gc.collect()
     gc.freeze()
+    # Each event allocates a few hundred objects; collecting the young generation every 700
+    # allocations (the default) cost about 6% of the loop's CPU at full speed.
+    gc.set_threshold(YOUNG_GC_THRESHOLD, *gc.get_threshold()[1:])
     worker = Worker(config, client, registry, store, budgets, llm)
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
