@@ -31,8 +31,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("streamdesk.worker")
 T = TypeVar("T")
-# A transaction holds up to this many read batches: fewer, bigger commits under load.
-SETTLE_BATCHES = 4
 
 
 @dataclass(slots=True, eq=False)
@@ -74,8 +72,9 @@ class Settler:
         self.queue: asyncio.Queue[Settled] = asyncio.Queue()
         # Batches taken off the queue and not yet announced to Redis.
         self._unsettled = 0
-        # One transaction carries what queued while the last one ran, up to this many.
-        self.max_batch = SETTLE_BATCHES * self.config.batch_size
+        # One transaction carries what queued while the last one ran, up to a read batch:
+        # a bigger one kept deferrals (settled here) from being released for longer.
+        self.max_batch = self.config.batch_size
 
     @property
     def idle(self) -> bool:
