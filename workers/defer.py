@@ -5,13 +5,19 @@ its delivery count back by one (a wait is not a delivery) and its idle time so t
 worker's XAUTOCLAIM finds it when the token is due, should this worker die meanwhile. This
 worker also keeps a timer, so that normally it reruns the entry itself, on time, with one
 script call that takes the entry back only if it is still its own.
+
+A wait longer than the claim idle time cannot be expressed as an idle time (it would have
+to be negative), so such an entry would be reclaimable before its token is due: another
+worker would take it, add a delivery, defer it again, and so on every claim idle time.
+``Deferrals.hold`` renews the idle time of those entries while this worker lives, the way
+the housekeeper renews the entries of long agents.
 """
 
 from __future__ import annotations
 
 import heapq
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from redis.asyncio import Redis
@@ -37,29 +43,77 @@ end
 return out
 """
 
+# For each (id, idle ms) pair: if still pending for this consumer, set its idle time (JUSTID
+# leaves the delivery count alone). Returns the ids that are no longer this consumer's: an
+# operator or another worker moved them, or they were acked; they are not taken back.
+_HOLD = """
+local gone = {}
+for i = 3, #ARGV, 2 do
+  local id = ARGV[i]
+  local row = redis.call('XPENDING', KEYS[1], ARGV[1], id, id, 1)[1]
+  if row and row[2] == ARGV[2] then
+    redis.call('XCLAIM', KEYS[1], ARGV[1], ARGV[2], 0, id, 'IDLE', ARGV[i + 1], 'JUSTID')
+  else
+    table.insert(gone, id)
+  end
+end
+return gone
+"""
+
 
 @dataclass(order=True, slots=True)
 class Waiting:
     due: float  # time.monotonic()
     entry_id: str
+    # When XAUTOCLAIM could take it (time.monotonic()): the due time, or sooner for a wait
+    # longer than the claim idle time, until ``hold`` pushes it on.
+    claimable: float = field(compare=False)
 
 
 class Deferrals:
-    def __init__(self, client: Redis, stream: str, group: str, consumer: str) -> None:
+    def __init__(
+        self, client: Redis, stream: str, group: str, consumer: str, claim_idle_ms: int
+    ) -> None:
         self.client = client
         self.stream = stream
         self.group = group
         self.consumer = consumer
+        self.claim_idle_s = claim_idle_ms / 1000
         self._heap: list[Waiting] = []
         self._take_back = client.register_script(_TAKE_BACK)
+        self._hold = client.register_script(_HOLD)
 
     def __len__(self) -> int:
         return len(self._heap)
 
     def add(self, entry_ids: list[str], wait_ms: int) -> None:
-        due = time.monotonic() + wait_ms / 1000
+        now = time.monotonic()
+        due = now + wait_ms / 1000
+        claimable = now + min(wait_ms / 1000, self.claim_idle_s)
         for entry_id in entry_ids:
-            heapq.heappush(self._heap, Waiting(due, entry_id))
+            heapq.heappush(self._heap, Waiting(due, entry_id, claimable))
+
+    async def hold(self) -> None:
+        """Keep entries whose token is further off than the claim idle time from being
+        reclaimed while this worker lives. Called every quarter of the claim idle time, it
+        renews each such entry with at least half of that time to spare."""
+        now = time.monotonic()
+        soon = [
+            w
+            for w in self._heap
+            if w.claimable < w.due and w.claimable - now < self.claim_idle_s / 2
+        ]
+        if not soon:
+            return
+        args: list[Any] = [self.group, self.consumer]
+        for w in soon:
+            args += [w.entry_id, max(0, int((self.claim_idle_s - (w.due - now)) * 1000))]
+        gone = set(await self._hold(keys=[self.stream], args=args))
+        for w in soon:
+            w.claimable = now + min(w.due - now, self.claim_idle_s)
+        if gone:
+            self._heap = [w for w in self._heap if w.entry_id not in gone]
+            heapq.heapify(self._heap)
 
     def ms_until_next(self) -> int | None:
         if not self._heap:

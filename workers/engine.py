@@ -87,7 +87,9 @@ class Worker:
             llm or LLMConfig(),
             self._agents,
         )
-        self.deferrals = Deferrals(client, config.stream, config.group, config.consumer)
+        self.deferrals = Deferrals(
+            client, config.stream, config.group, config.consumer, config.claim_idle_ms
+        )
         self.settler = Settler(self)
         self.housekeeper = Housekeeper(self)
         self._next_reclaim = 0.0

@@ -32,6 +32,10 @@ class Housekeeper:
             asyncio.create_task(self._every(self.config.lease_ms / 3000, self.renew), name="renew"),
             asyncio.create_task(self._every(self.config.heartbeat_s, self.beat), name="heartbeat"),
             asyncio.create_task(self._every(PAUSE_POLL_S, self.check_pause), name="pause"),
+            asyncio.create_task(
+                self._every(self.config.claim_idle_ms / 4000, self.worker.deferrals.hold),
+                name="hold-deferrals",
+            ),
         ]
         if self.worker.timeline.on:
             every = self._every(START_LINGER_S, self.write_started)

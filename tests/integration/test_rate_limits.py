@@ -11,9 +11,18 @@ import pytest
 import redis
 import redis.asyncio as aredis
 
-from tests.integration.helpers import AnyData, counters, pending, run_burst, xadd
+from tests.integration.helpers import (
+    STREAM,
+    AnyData,
+    counters,
+    pending,
+    run_burst,
+    run_many,
+    xadd,
+)
 from workers.config import EngineConfig
 from workers.context import rate_limited
+from workers.defer import Deferrals
 from workers.errors import ConfigurationError
 from workers.models import AgentRun, RunStatus
 from workers.ratelimit import Budget, Limiter, levels, parse_budgets, queue_levels
@@ -113,6 +122,65 @@ def test_a_deferred_event_runs_once_its_token_is_due_and_is_never_dead_lettered(
     assert len(waited) == stats["deferred"]
     kinds = [s.kind for s in steps_for(waited[0])]
     assert "deferred" in kinds and kinds[-1] == "committed"
+
+
+def test_waits_longer_than_the_claim_idle_time_are_not_reclaimed_while_their_worker_lives(
+    r: redis.Redis, redis_url: str, config: EngineConfig
+) -> None:
+    """Tokens up to 5 s away, a claim idle time of 1.5 s and two workers reclaiming every
+    100 ms: neither takes the other's (or its own) waiting entries before they are due."""
+    starts: list[str] = []
+
+    @rate_limited("api")
+    async def call_api() -> None:
+        return None
+
+    async def agent(event: Any, ctx: Any) -> None:
+        starts.append(event.hash)
+        await call_api()
+
+    registry = Registry()
+    registry.register("test.limited", AnyData, agent)
+    for n in range(6):
+        xadd(r, {"type": "test.limited", "source": "t", "id": f"e{n}", "data": {}})
+    configs = [replace(config, consumer=name, max_deliveries=1) for name in ("a", "b")]
+    run_many(redis_url, configs, registry, budgets={"api": Budget("api", rate=1, burst=1)})
+
+    assert AgentRun.objects.filter(status=RunStatus.SUCCEEDED).count() == 6
+    stats = counters(r)
+    assert stats.get("reclaimed", 0) == 0, stats
+    assert stats.get("dead_lettered", 0) == 0 and stats["deferred"] >= 4
+    # Each event ran at most twice: deferred once, then run with its token.
+    assert max(starts.count(h) for h in set(starts)) <= 2
+
+
+def test_holding_deferrals_renews_only_entries_still_this_consumers(
+    r: redis.Redis, redis_url: str
+) -> None:
+    kept, moved = xadd(r, {"type": "t", "id": "1"}), xadd(r, {"type": "t", "id": "2"})
+    r.xgroup_create(STREAM, "agents", id="0")
+    r.xreadgroup("agents", "a", {STREAM: ">"})
+
+    async def go() -> int:
+        client = aredis.Redis.from_url(redis_url, decode_responses=True)
+        try:
+            deferrals = Deferrals(client, STREAM, "agents", "a", claim_idle_ms=1000)
+            deferrals.add([kept, moved], wait_ms=10_000)
+            await asyncio.sleep(0.6)
+            # An operator hands one entry to another consumer meanwhile.
+            r.xclaim(STREAM, "agents", "operator", 0, [moved], justid=True)
+            await deferrals.hold()
+        finally:
+            await client.aclose()
+        return len(deferrals)
+
+    assert asyncio.run(go()) == 1
+    rows = {row["message_id"]: row for row in r.xpending_range(STREAM, "agents", "-", "+", 10)}
+    # The kept entry's idle time was renewed: claimable in 1 s, not in 0.4 s. Its delivery
+    # count is untouched; the moved one stays with its new owner.
+    assert rows[kept]["consumer"] == "a" and rows[kept]["time_since_delivered"] < 300
+    assert rows[kept]["times_delivered"] == 1
+    assert rows[moved]["consumer"] == "operator"
 
 
 def test_an_unknown_budget_is_a_clear_failure(
