@@ -113,8 +113,6 @@ class Gate:
         self.done_ttl_s = done_ttl_s
         self._acquire = client.register_script(ACQUIRE)
         self._renew = client.register_script(RENEW)
-        self._release = client.register_script(RELEASE)
-        self._done = client.register_script(DONE)
 
     async def acquire_many(self, requests: list[tuple[str, str]]) -> list[Ticket]:
         """Try ``(event_hash, owner)`` pairs in one round trip and one script call."""
@@ -136,11 +134,14 @@ class Gate:
             args += [owner, token]
         return [bool(r) for r in await self._renew(keys=keys, args=args)]
 
-    async def queue_release(self, pipe: Pipeline, event_hash: str, owner: str, token: int) -> None:
-        await self._release(keys=[self.keys.gate(event_hash)], args=[owner, token], client=pipe)
+    # Queued as EVAL, not as a registered script: redis-py sends SCRIPT EXISTS before every
+    # pipeline that holds one, a round trip per settle; the server caches EVAL's script too.
 
-    async def queue_done(self, pipe: Pipeline, event_hashes: list[str]) -> None:
+    def queue_release(self, pipe: Pipeline, event_hash: str, owner: str, token: int) -> None:
+        pipe.eval(RELEASE, 1, self.keys.gate(event_hash), owner, str(token))
+
+    def queue_done(self, pipe: Pipeline, event_hashes: list[str]) -> None:
         """Mark events done: called only after the database accepted their results."""
         if event_hashes:
             keys = [self.keys.gate(h) for h in event_hashes]
-            await self._done(keys=keys, args=[self.done_ttl_s], client=pipe)
+            pipe.eval(DONE, len(keys), *keys, str(self.done_ttl_s))

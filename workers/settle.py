@@ -147,11 +147,11 @@ class Settler:
         """The gate, XACK and counters of a stored batch, in one round trip."""
         counts: Counter[str] = Counter()
         async with self.worker.client.pipeline(transaction=False) as pipe:
-            duplicates = await self._queue_successes(pipe, stored.oks, stored.committed, counts)
+            duplicates = self._queue_successes(pipe, stored.oks, stored.committed, counts)
             for s, decision in zip(stored.fails, stored.decisions, strict=True):
-                await self._queue_failure(pipe, s, decision.verdict, decision.retry_in_ms, counts)
+                self._queue_failure(pipe, s, decision.verdict, decision.retry_in_ms, counts)
             for s in stored.deferred:
-                await self._queue_deferral(pipe, s, counts)
+                self._queue_deferral(pipe, s, counts)
             stats.queue_counts(pipe, self.worker.keys, self.config.stream, counts)
             stats.queue_usage(pipe, self.worker.keys, _spent_by_type(batch))
             await pipe.execute()
@@ -179,7 +179,7 @@ class Settler:
             store.record(steps)
         return committed
 
-    async def _queue_successes(
+    def _queue_successes(
         self, pipe: Pipeline, oks: list[Settled], committed: set[str], counts: Counter[str]
     ) -> list[tuple[Attempt, Delivery]]:
         """Returns the duplicates acked with the attempts that committed."""
@@ -193,8 +193,8 @@ class Settler:
                 counts["fenced"] += 1
         if not done:
             return []
-        await self.worker.gate.queue_done(pipe, [a.event_hash for a in done])
-        # Followers are added while we await: take the list once, for the acks and the steps.
+        self.worker.gate.queue_done(pipe, [a.event_hash for a in done])
+        # Followers join while the pipeline runs: take the list once, for the acks and steps.
         duplicates = [(a, d) for a in done for d in a.followers]
         acks = [a.delivery.entry_id for a in done] + [d.entry_id for _, d in duplicates]
         pipe.xack(self.config.stream, self.config.group, *acks)
@@ -202,12 +202,12 @@ class Settler:
         counts["idempotency_hits"] += len(duplicates)
         return duplicates
 
-    async def _queue_failure(
+    def _queue_failure(
         self, pipe: Pipeline, s: Settled, verdict: Verdict, retry_in_ms: int, counts: Counter[str]
     ) -> None:
         attempt = s.attempt
         counts["failed"] += 1
-        await self.worker.gate.queue_release(pipe, attempt.event_hash, attempt.owner, attempt.token)
+        self.worker.gate.queue_release(pipe, attempt.event_hash, attempt.owner, attempt.token)
         if verdict is Verdict.DEAD:
             queue_dead_letter(pipe, self._letter(attempt.delivery, "max-deliveries", s.error))
             counts["dead_lettered"] += 1
@@ -235,13 +235,13 @@ class Settler:
             },
         )
 
-    async def _queue_deferral(self, pipe: Pipeline, s: Settled, counts: Counter[str]) -> None:
+    def _queue_deferral(self, pipe: Pipeline, s: Settled, counts: Counter[str]) -> None:
         """Out of a rate budget: the lease is given back and the entries wait, uncounted as a
         delivery or a failure, until the token is due (``workers/defer.py``)."""
         attempt = s.attempt
         assert s.wait_ms is not None
         counts["deferred"] += 1
-        await self.worker.gate.queue_release(pipe, attempt.event_hash, attempt.owner, attempt.token)
+        self.worker.gate.queue_release(pipe, attempt.event_hash, attempt.owner, attempt.token)
         queue_defer(
             pipe,
             self.config.stream,
@@ -332,7 +332,7 @@ class Settler:
 
     async def mark_done(self, hashes: set[str]) -> None:
         async with self.worker.client.pipeline(transaction=False) as pipe:
-            await self.worker.gate.queue_done(pipe, sorted(hashes))
+            self.worker.gate.queue_done(pipe, sorted(hashes))
             await pipe.execute()
 
     async def count(self, counts: Counter[str]) -> None:
@@ -347,7 +347,7 @@ class Settler:
         self.worker.timeline.released(attempts, reason)
         async with self.worker.client.pipeline(transaction=False) as pipe:
             for a in attempts:
-                await self.worker.gate.queue_release(pipe, a.event_hash, a.owner, a.token)
+                self.worker.gate.queue_release(pipe, a.event_hash, a.owner, a.token)
             await pipe.execute()
 
 

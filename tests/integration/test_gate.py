@@ -49,7 +49,7 @@ def test_done_record_is_a_hit(r: redis.Redis, redis_url: str) -> None:
     async def go(gate: Gate, client: aredis.Redis) -> object:
         await gate.acquire_many([("h", "a/1")])
         async with client.pipeline(transaction=False) as pipe:
-            await gate.queue_done(pipe, ["h"])
+            gate.queue_done(pipe, ["h"])
             await pipe.execute()
         [again] = await gate.acquire_many([("h", "b/2")])
         return again
@@ -62,7 +62,7 @@ def test_release_lets_a_retry_start_at_once(r: redis.Redis, redis_url: str) -> N
     async def go(gate: Gate, client: aredis.Redis) -> object:
         [a] = await gate.acquire_many([("h", "a/1")])
         async with client.pipeline(transaction=False) as pipe:
-            await gate.queue_release(pipe, "h", "a/1", a.token)
+            gate.queue_release(pipe, "h", "a/1", a.token)
             await pipe.execute()
         [b] = await gate.acquire_many([("h", "b/2")])
         return b
@@ -75,7 +75,7 @@ def test_release_by_a_stale_owner_changes_nothing(r: redis.Redis, redis_url: str
     async def go(gate: Gate, client: aredis.Redis) -> object:
         await gate.acquire_many([("h", "a/1")])
         async with client.pipeline(transaction=False) as pipe:
-            await gate.queue_release(pipe, "h", "a/1", 99)
+            gate.queue_release(pipe, "h", "a/1", 99)
             await pipe.execute()
         [b] = await gate.acquire_many([("h", "b/2")])
         return b

@@ -276,3 +276,20 @@ def test_streams_json_matches_what_happened(
     ]
     got = {k: data[k] for k in ("processed", "failed", "dead_lettered", "idempotency_hits")}
     assert got == {"processed": 5, "failed": 3, "dead_lettered": 2, "idempotency_hits": 1}
+
+
+def test_settling_a_batch_takes_one_round_trip_not_a_script_check_first(
+    r: redis.Redis, redis_url: str, config: EngineConfig
+) -> None:
+    """redis-py sends SCRIPT EXISTS ahead of any pipeline holding a registered script: the
+    settle pipeline queues its gate scripts as EVAL instead, so it never does."""
+    for i in range(50):
+        xadd(r, {"type": "test.count", "source": "t", "id": f"e{i}", "data": {"n": i}})
+    r.config_resetstat()
+    runs: Counter[str] = Counter()
+    run_burst(redis_url, config, counting_registry(runs))
+
+    assert len(runs) == 50 and AgentRun.objects.filter(status=RunStatus.SUCCEEDED).count() == 50
+    stats = r.info("commandstats")
+    assert stats["cmdstat_xack"]["calls"] >= 1
+    assert "cmdstat_script|exists" not in stats, stats
