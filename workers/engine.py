@@ -39,7 +39,7 @@ from workers.reclaim import Reclaimer
 from workers.registry import Registry
 from workers.settle import Settled, Settler
 from workers.steps import Timeline
-from workers.stores import RunStore, WorkerSteps
+from workers.stores import DoneCheck, RunStore, WorkerSteps
 
 log = logging.getLogger("streamdesk.worker")
 
@@ -79,6 +79,7 @@ class Worker:
         self.started_ms = int(time.time() * 1000)
         # One thread owns the database connection; agents' sync code gets its own pool.
         self.db = DbWriter(store)
+        self.done_check = DoneCheck(self.db, store)
         self.timeline = Timeline(config, functools.partial(self.db.post, store.record))
         self._agents = ThreadPoolExecutor(config.concurrency, thread_name_prefix="streamdesk-agent")
         self.services = Services(
@@ -121,6 +122,7 @@ class Worker:
             await asyncio.gather(*background, return_exceptions=True)
             await self.housekeeper.farewell()
             await self.db.close()
+            self.done_check.close()
             self._agents.shutdown(wait=False, cancel_futures=True)
 
     async def _guarded(self, step: Callable[[], Any]) -> bool:
@@ -301,9 +303,7 @@ class Worker:
         task.add_done_callback(self.admitting.discard)
 
     async def _done_among(self, leaders: list[Group]) -> set[str]:
-        if not leaders:
-            return set()
-        return await self.db.read(self.store.done_among, [g.leader.event.hash for g in leaders])
+        return await self.done_check([g.leader.event.hash for g in leaders])
 
     async def _give_back(self, attempts: list[Attempt]) -> None:
         """Admission failed: release the leases; the entries stay pending for redelivery."""

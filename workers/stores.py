@@ -12,9 +12,17 @@ from workers.records import Finish, Run, StepWrite
 from workers.steps import StepRecord
 
 
+class QuickLookup(Protocol):
+    """``done_among`` cheap enough to call on the event loop (see ``workers/runs.py``)."""
+
+    def __call__(self, hashes: list[str]) -> set[str]: ...
+    def close(self) -> None: ...
+
+
 class RunStore(Protocol):
     def atomic(self) -> AbstractContextManager[Any]: ...
     def done_among(self, hashes: list[str]) -> set[str]: ...
+    def quick_lookup(self) -> QuickLookup | None: ...
     def fence(self, runs: list[Run]) -> None: ...
     def commit(self, finishes: list[Finish]) -> set[str]: ...
     def fail(self, finishes: list[Finish]) -> None: ...
@@ -47,3 +55,27 @@ class WorkerSteps:
 
     async def _save_many(self, writes: list[StepWrite]) -> list[Any]:
         return await self.db.call(self.store.save_steps, writes)
+
+
+class DoneCheck:
+    """Which of these events already succeeded, asked before their agents start: on the
+    event loop for a few hashes where the store has a quick lookup, else on the read thread
+    (a big batch's lookup would hold the loop longer than the hop costs)."""
+
+    QUICK_MAX = 16
+
+    def __init__(self, db: DbWriter, store: RunStore) -> None:
+        self.db = db
+        self.store = store
+        self.quick = store.quick_lookup()
+
+    async def __call__(self, hashes: list[str]) -> set[str]:
+        if not hashes:
+            return set()
+        if self.quick is not None and len(hashes) <= self.QUICK_MAX:
+            return self.quick(hashes)
+        return await self.db.read(self.store.done_among, hashes)
+
+    def close(self) -> None:
+        if self.quick is not None:
+            self.quick.close()

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import sqlite3
+
 import pytest
+from django.db import connection
 from django.utils import timezone
 
 from workers.models import AgentRun, RunStatus
@@ -75,6 +78,25 @@ def test_succeeded_events_are_reported_as_duplicates() -> None:
     assert store.done_among(["h", "other"]) == {"h"}
     store.fence([run("h", "c/2-0#1", takeover=True)])
     assert AgentRun.objects.get(event_hash="h").fence == ""  # no fence over a success
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_event_loops_quick_lookup_agrees_with_the_read_thread_and_only_reads() -> None:
+    store = RunStore()
+    store.commit([ok(run("h", "a/1-0#1"), 1)])
+    store.fail([Finish(run("f", "a/2-0#1"), 1.0, error="boom")])
+    quick = store.quick_lookup()
+    if connection.vendor != "sqlite":
+        assert quick is None  # PostgreSQL: a network round trip, kept off the event loop
+        return
+    assert quick is not None
+    try:
+        assert quick(["h", "f", "other"]) == store.done_among(["h", "f", "other"]) == {"h"}
+        with pytest.raises(sqlite3.OperationalError, match="readonly"):
+            quick._conn.execute("DELETE FROM workers_agentrun")  # type: ignore[union-attr]
+        assert AgentRun.objects.count() == 2
+    finally:
+        quick.close()
 
 
 def test_commit_is_idempotent() -> None:
