@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import statistics
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from bench.harness import BenchError, spawn, stop, wait_until
 from bench.load import Pace, paced
@@ -30,6 +30,7 @@ class Pickup:
     p90_ms: float
     p99_ms: float
     max_ms: float
+    p99_runs: tuple[float, ...] = ()  # every run's p99, when this is the median of several
 
 
 def percentile(ordered: list[float], q: float) -> float:
@@ -79,3 +80,20 @@ def pickup(subject: Subject, rate: float, seconds: float, warmup_s: float) -> Pi
         flush=True,
     )
     return result
+
+
+def interleaved(
+    subjects: list[Subject], rate: float, seconds: float, warmup_s: float, repeats: int
+) -> dict[str, Pickup]:
+    """``repeats`` runs per subject, taken in turns so that a noisy spell of the machine
+    falls on all of them. Per subject: the run with the median p99 (every figure from that
+    one run), carrying the p99 of each run."""
+    runs: dict[str, list[Pickup]] = {s.name: [] for s in subjects}
+    for _ in range(repeats):
+        for subject in subjects:
+            runs[subject.name].append(pickup(subject, rate, seconds, warmup_s))
+    chosen: dict[str, Pickup] = {}
+    for name, picks in runs.items():
+        median = sorted(picks, key=lambda p: p.p99_ms)[(len(picks) - 1) // 2]
+        chosen[name] = replace(median, p99_runs=tuple(p.p99_ms for p in picks))
+    return chosen

@@ -26,13 +26,34 @@ class Machine:
     commit: str
     load_before: str
     load_after: str = ""
+    cpu_ticks_before: tuple[int, ...] = ()
+    steal: float | None = None  # of the CPU time the run wanted, the share another guest got
 
     def finish(self) -> Machine:
-        return replace(self, load_after=_load())
+        return replace(self, load_after=_load(), steal=_steal(self.cpu_ticks_before, _ticks()))
 
 
 def _load() -> str:
     return " / ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def _ticks() -> tuple[int, ...]:
+    """The first line of /proc/stat: user nice system idle iowait irq softirq steal."""
+    try:
+        with open("/proc/stat") as handle:
+            return tuple(int(x) for x in handle.readline().split()[1:9])
+    except (OSError, ValueError):
+        return ()
+
+
+def _steal(before: tuple[int, ...], after: tuple[int, ...]) -> float | None:
+    """On a virtual machine, time its CPUs were runnable but running another guest: a
+    latency spike of several ms each time it lands on a worker between two events."""
+    if len(before) != 8 or len(after) != 8:
+        return None
+    spent = [b - a for a, b in zip(before, after, strict=True)]
+    wanted = sum(spent) - spent[3] - spent[4]  # all but idle and iowait
+    return spent[7] / wanted if wanted > 0 else None
 
 
 def _proc_field(path: str, key: str) -> str:
@@ -67,4 +88,5 @@ def machine(bench: Bench) -> Machine:
         libraries=f"{libs}, SQLite {sqlite3.sqlite_version}",
         commit=bench.source,
         load_before=_load(),
+        cpu_ticks_before=_ticks(),
     )

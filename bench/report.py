@@ -65,6 +65,10 @@ def _yes(ok: bool) -> str:
     return "**yes**" if ok else "**no**"
 
 
+def _share(value: float | None) -> str:
+    return "unknown" if value is None else f"{value:.1%}"
+
+
 def _mib(kb: int) -> str:
     return f"{kb / MIB:.1f} MiB"
 
@@ -147,14 +151,16 @@ def _latency(pickups: dict[str, Pickup]) -> list[str]:
     ours = pickups["runworker"]
     rows = [
         "| worker | published/s (publisher late, worst) | events | p50 | p90 | p99 | max | mean "
-        "| p50 / runworker's | p99 / runworker's |",
-        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+        "| p99 of each run | p50 / runworker's | p99 / runworker's |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: |",
     ]
     for name, p in pickups.items():
+        each = ", ".join(f"{ms:.2f}" for ms in p.p99_runs) + " ms"
         rows.append(
             f"| {name} | {p.pace.rate:,.0f} ({p.pace.worst_late_ms:.1f} ms) | {p.measured:,} | "
             f"{p.p50_ms:.2f} ms | {p.p90_ms:.2f} ms | {p.p99_ms:.2f} ms | {p.max_ms:.2f} ms | "
-            f"{p.mean_ms:.2f} ms | {p.p50_ms / ours.p50_ms:.2f}x | {p.p99_ms / ours.p99_ms:.2f}x |"
+            f"{p.mean_ms:.2f} ms | {each} | {p.p50_ms / ours.p50_ms:.2f}x | "
+            f"{p.p99_ms / ours.p99_ms:.2f}x |"
         )
     return rows
 
@@ -208,6 +214,7 @@ absolute numbers.
 | libraries | {mc.libraries} |
 | code under test | {mc.commit} |
 | load average (1/5/15 min) | before {mc.load_before}; after {mc.load_after} |
+| CPU steal (share of busy time the hypervisor gave to others) | {_share(mc.steal)} |
 
 Command: `{p.command}` (`make bench` runs it without options). The worker under test:
 `{display(runworker_cmd(burst=True))}` (without `--burst` for latency), with
@@ -237,7 +244,9 @@ and a fresh database.
 ## 2. Pickup latency
 
 Events published one at a time on a fixed schedule for {p.warmup_s + p.seconds:g} s; the
-first {p.warmup_s:g} s are warm-up and left out. Latency is the handler's start
+first {p.warmup_s:g} s are warm-up and left out. Each worker runs {p.repeats} time(s), in turns
+(raw, runworker, naive, raw, ...); a row is the run with the median p99, every figure
+from that one run, and "p99 of each run" shows the spread. Latency is the handler's start
 (`started_ns`, in the stored result) minus `sent_ns` (taken just before XADD). The raw
 loop notes the time right after its `XREADGROUP BLOCK` returns; the naive worker when it
 starts each job.

@@ -45,7 +45,7 @@ def parse(argv: list[str]) -> argparse.Namespace:
         "--repeats",
         type=int,
         default=3,
-        help="throughput runs per worker, interleaved; the median counts",
+        help="throughput and latency runs per worker, interleaved; the median counts",
     )
     parser.add_argument("--rate", type=float, default=500.0, help="latency: events/s")
     parser.add_argument(
@@ -120,15 +120,21 @@ def main(argv: list[str] | None = None) -> int:
         print("1. throughput (drain preloaded events)", flush=True)
         rates = throughput.interleaved(all_subjects(bench), args.events, args.repeats)
         print("2. pickup latency (steady publishing)", flush=True)
-        pickups = {
-            s.name: latency.pickup(s, args.rate, args.seconds, params.warmup_s)
-            for s in (Raw(bench), Runworker(bench), Naive(bench))
-        }
+        pickups = latency.interleaved(
+            [Raw(bench), Runworker(bench), Naive(bench)],
+            args.rate,
+            args.seconds,
+            params.warmup_s,
+            args.repeats,
+        )
         # The same at light load: what a single event costs when nothing queues.
-        light = {
-            s.name: latency.pickup(s, args.light_rate, args.seconds, params.warmup_s)
-            for s in (Raw(bench), Runworker(bench))
-        }
+        light = latency.interleaved(
+            [Raw(bench), Runworker(bench)],
+            args.light_rate,
+            args.seconds,
+            params.warmup_s,
+            args.repeats,
+        )
         print("3. runworker memory", flush=True)
         # As configured above (settings' default DEBUG), then as deployed (DEBUG off).
         memory = [
