@@ -2,9 +2,9 @@
 
 A deferred entry stays in this consumer's pending list. Settling it (``queue_defer``) sets
 its delivery count back by one (a wait is not a delivery) and its idle time so that any
-worker's XAUTOCLAIM finds it when the token is due, should this worker die meanwhile. This
-worker also keeps a timer, so that normally it reruns the entry itself, on time, with one
-script call that takes the entry back only if it is still its own.
+worker's XAUTOCLAIM finds it ``GRACE_MS`` after the token is due, should this worker die
+meanwhile. This worker also keeps a timer, so that normally it reruns the entry itself, on
+time, with one script call that takes the entry back only if it is still its own.
 
 A wait longer than the claim idle time cannot be expressed as an idle time (it would have
 to be negative), so such an entry would be reclaimable before its token is due: another
@@ -43,6 +43,19 @@ end
 return out
 """
 
+# Others may reclaim a waiting entry only this long after its token is due. This worker's
+# own timer reruns it at the due time; were its reclaim loop (or another worker's) to take
+# it as well, both would deliver it, the second over --max-deliveries. Only the waits of a
+# worker that died pay the grace.
+GRACE_MS = 1000
+
+
+def idle_ms(claim_idle_ms: int, wait_ms: float) -> int:
+    """The idle time that makes an entry reclaimable ``GRACE_MS`` after a wait, or as late
+    as an idle time can: a claim idle time from now (``Deferrals.hold`` renews that)."""
+    return max(int(claim_idle_ms - wait_ms - GRACE_MS), 0)
+
+
 # For each (id, idle ms) pair: if still pending for this consumer, set its idle time (JUSTID
 # leaves the delivery count alone). Returns the ids that are no longer this consumer's: an
 # operator or another worker moved them, or they were acked; they are not taken back.
@@ -65,8 +78,8 @@ return gone
 class Waiting:
     due: float  # time.monotonic()
     entry_id: str
-    # When XAUTOCLAIM could take it (time.monotonic()): the due time, or sooner for a wait
-    # longer than the claim idle time, until ``hold`` pushes it on.
+    # When XAUTOCLAIM could take it (time.monotonic()): the grace after the due time, or
+    # sooner for a long wait, until ``hold`` pushes it on.
     claimable: float = field(compare=False)
 
 
@@ -78,7 +91,7 @@ class Deferrals:
         self.stream = stream
         self.group = group
         self.consumer = consumer
-        self.claim_idle_s = claim_idle_ms / 1000
+        self.claim_idle_ms = claim_idle_ms
         self._heap: list[Waiting] = []
         self._take_back = client.register_script(_TAKE_BACK)
         self._hold = client.register_script(_HOLD)
@@ -89,7 +102,7 @@ class Deferrals:
     def add(self, entry_ids: list[str], wait_ms: int) -> None:
         now = time.monotonic()
         due = now + wait_ms / 1000
-        claimable = now + min(wait_ms / 1000, self.claim_idle_s)
+        claimable = self._claimable(now, wait_ms)
         for entry_id in entry_ids:
             heapq.heappush(self._heap, Waiting(due, entry_id, claimable))
 
@@ -98,22 +111,24 @@ class Deferrals:
         reclaimed while this worker lives. Called every quarter of the claim idle time, it
         renews each such entry with at least half of that time to spare."""
         now = time.monotonic()
+        grace_s, half_s = GRACE_MS / 1000, self.claim_idle_ms / 2000
         soon = [
-            w
-            for w in self._heap
-            if w.claimable < w.due and w.claimable - now < self.claim_idle_s / 2
+            w for w in self._heap if w.claimable < w.due + grace_s and w.claimable - now < half_s
         ]
         if not soon:
             return
         args: list[Any] = [self.group, self.consumer]
         for w in soon:
-            args += [w.entry_id, max(0, int((self.claim_idle_s - (w.due - now)) * 1000))]
+            args += [w.entry_id, idle_ms(self.claim_idle_ms, (w.due - now) * 1000)]
         gone = set(await self._hold(keys=[self.stream], args=args))
         for w in soon:
-            w.claimable = now + min(w.due - now, self.claim_idle_s)
+            w.claimable = self._claimable(now, (w.due - now) * 1000)
         if gone:
             self._heap = [w for w in self._heap if w.entry_id not in gone]
             heapq.heapify(self._heap)
+
+    def _claimable(self, now: float, wait_ms: float) -> float:
+        return now + (self.claim_idle_ms - idle_ms(self.claim_idle_ms, wait_ms)) / 1000
 
     def ms_until_next(self) -> int | None:
         if not self._heap:
@@ -150,8 +165,8 @@ def queue_defer(
     claim_idle_ms: int,
     wait_ms: int,
 ) -> None:
-    """One XCLAIM per entry: count back, and idle so XAUTOCLAIM finds it when due."""
-    idle = max(claim_idle_ms - wait_ms, 0)
+    """One XCLAIM per entry: count back, and idle so XAUTOCLAIM finds it after the grace."""
+    idle = idle_ms(claim_idle_ms, wait_ms)
     for d in deliveries:
         pipe.xclaim(
             stream,

@@ -20,9 +20,10 @@ from tests.integration.helpers import (
     run_many,
     xadd,
 )
+from workers.bus import Delivery
 from workers.config import EngineConfig
 from workers.context import rate_limited
-from workers.defer import Deferrals
+from workers.defer import GRACE_MS, Deferrals, queue_defer
 from workers.errors import ConfigurationError
 from workers.models import AgentRun, RunStatus
 from workers.ratelimit import Budget, Limiter, levels, parse_budgets, queue_levels
@@ -181,6 +182,29 @@ def test_holding_deferrals_renews_only_entries_still_this_consumers(
     assert rows[kept]["consumer"] == "a" and rows[kept]["time_since_delivered"] < 300
     assert rows[kept]["times_delivered"] == 1
     assert rows[moved]["consumer"] == "operator"
+
+
+def test_a_deferred_entry_is_left_to_its_own_worker_for_a_grace_after_it_is_due(
+    r: redis.Redis,
+) -> None:
+    """The waiting worker's timer reruns the entry when due; a reclaim at that moment (its
+    own loop's or another worker's) would deliver it twice, the second time over the cap."""
+    entry = xadd(r, {"type": "t", "id": "1"})
+    r.xgroup_create(STREAM, "agents", id="0")
+    r.xreadgroup("agents", "a", {STREAM: ">"})
+    deliveries = [Delivery(entry, {}, deliveries=1)]
+    pipe: Any = r.pipeline(transaction=False)  # the same calls as the worker's async one
+    queue_defer(pipe, STREAM, "agents", "a", deliveries, claim_idle_ms=1500, wait_ms=100)
+    pipe.execute()
+    time.sleep(0.2)  # the token is due
+    claimed = r.xautoclaim(STREAM, "agents", "b", 1500, "0-0", justid=True)
+    assert claimed == []
+    [row] = r.xpending_range(STREAM, "agents", "-", "+", 1)
+    assert row["consumer"] == "a" and row["times_delivered"] == 0
+    # Were worker a dead, b would find it once the grace is over.
+    time.sleep(GRACE_MS / 1000)
+    claimed = r.xautoclaim(STREAM, "agents", "b", 1500, "0-0", justid=True)
+    assert claimed == [entry]
 
 
 def test_an_unknown_budget_is_a_clear_failure(
