@@ -15,13 +15,13 @@ django_asgi_app = get_asgi_application()
 
 from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
-from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 from django.conf import settings  # noqa: E402
 from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler  # noqa: E402
 
 from console import background  # noqa: E402
 from console.routing import websocket_urlpatterns  # noqa: E402
 from console.webhook_limit import LimitWebhookBodies  # noqa: E402
+from console.ws_origin import SameOriginValidator  # noqa: E402
 
 # In development daphne serves /static/ itself; in production run collectstatic and let the
 # proxy (or STREAMDESK_SERVE_STATIC=1) serve them.
@@ -52,7 +52,8 @@ application = ProtocolTypeRouter(
         "http": StartsJobRunner(
             LimitWebhookBodies(http_app, settings.STREAMDESK_WEBHOOK_MAX_BYTES)
         ),
-        "websocket": AllowedHostsOriginValidator(
+        # The page's exact origin (scheme, host, port): not channels' host-only check.
+        "websocket": SameOriginValidator(
             AuthMiddlewareStack(URLRouter(websocket_urlpatterns))
         ),
     }

@@ -1,4 +1,4 @@
-"""The dashboard websocket: staff only; forwards the sampler's fragments this page shows."""
+"""The dashboard websocket: staff only; this page's fragments, in the variant the role allows."""
 
 from __future__ import annotations
 
@@ -41,7 +41,9 @@ class DashboardConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]
         except (ValueError, TypeError, KeyError):
             return  # not ours to answer: the page only ever sends a subscription
         if isinstance(names, list):
-            self.subscriptions = frozenset(str(n) for n in names[:MAX_SUBSCRIPTIONS])
+            # Public names only: a viewer who names an operator variant gets nothing for it.
+            public = (str(n) for n in names[:MAX_SUBSCRIPTIONS])
+            self.subscriptions = frozenset(n for n in public if not realtime.is_operator_variant(n))
 
     def _variant(self, fragments: dict[str, str], name: str) -> str:
         if self.operate:

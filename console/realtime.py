@@ -50,6 +50,14 @@ def group_key(stream: str, group: str) -> str:
     return f"group:{stream}:{group}"
 
 
+OPERATOR_SUFFIX = "#operate"
+
+
 def operator_variant(key: str) -> str:
     """The name of a fragment's variant with action buttons, sent to operators only."""
-    return f"{key}#operate"
+    return f"{key}{OPERATOR_SUFFIX}"
+
+
+def is_operator_variant(name: str) -> bool:
+    """Never a subscription name: a socket gets a variant only through its role."""
+    return name.endswith(OPERATOR_SUFFIX)

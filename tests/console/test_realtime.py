@@ -16,7 +16,7 @@ from django.test import Client
 from console import sampler
 from console.asgi import application
 from tests.console.conftest import STREAM, process
-from tests.console.test_access import ORIGIN, cookie_header
+from tests.console.test_access import HOST, ORIGIN, cookie_header
 from workers import publish
 from workers.config import EngineConfig
 
@@ -27,7 +27,7 @@ PROCESSED = re.compile(r'data-metric="processed">([\d,]+)<')
 
 async def open_socket(client: Client, names: list[str]) -> WebsocketCommunicator:
     communicator = WebsocketCommunicator(
-        application, "/ws/dashboard/", headers=[ORIGIN, cookie_header(client)]
+        application, "/ws/dashboard/", headers=[HOST, ORIGIN, cookie_header(client)]
     )
     connected, _ = await communicator.connect()
     assert connected

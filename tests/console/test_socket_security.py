@@ -1,0 +1,115 @@
+"""The dashboard socket: the page's exact origin only, and fragments by role."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import pytest
+import redis
+from channels.testing import WebsocketCommunicator
+from django.test import Client, override_settings
+
+from console import realtime, sampler
+from console.asgi import application
+from tests.console.conftest import STREAM, process
+from tests.console.test_access import cookie_header
+from workers import publish
+from workers.config import EngineConfig
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
+
+HOST = (b"host", b"localhost:8000")
+GROUP = realtime.group_key(STREAM, "agents")
+# Only the operators' variant of the group summary has this column (and its buttons).
+OPERATOR_MARK = "<th>Actions</th>"
+
+
+async def connects(client: Client, headers: list[tuple[bytes, bytes]]) -> bool:
+    communicator = WebsocketCommunicator(
+        application, "/ws/dashboard/", headers=[*headers, cookie_header(client)]
+    )
+    connected, _ = await communicator.connect()
+    await communicator.disconnect()
+    await sampler.stop()
+    return bool(connected)
+
+
+async def test_socket_same_origin_is_accepted(r: Any, staff_client: Client) -> None:
+    assert await connects(staff_client, [HOST, (b"origin", b"http://localhost:8000")])
+
+
+async def test_socket_origin_on_another_port_is_refused(r: Any, staff_client: Client) -> None:
+    # Another local app (or a dev server) on the same host name: a different origin.
+    assert not await connects(staff_client, [HOST, (b"origin", b"http://localhost:3000")])
+
+
+async def test_socket_origin_with_another_scheme_is_refused(r: Any, staff_client: Client) -> None:
+    assert not await connects(staff_client, [HOST, (b"origin", b"https://localhost:8000")])
+
+
+async def test_socket_without_origin_is_refused(r: Any, staff_client: Client) -> None:
+    assert not await connects(staff_client, [HOST])
+
+
+async def test_socket_host_outside_allowed_hosts_is_refused(r: Any, staff_client: Client) -> None:
+    origin = (b"origin", b"http://evil.example:8000")
+    assert not await connects(staff_client, [(b"host", b"evil.example:8000"), origin])
+
+
+@override_settings(
+    SECURE_PROXY_SSL_HEADER=("HTTP_X_FORWARDED_PROTO", "https"),
+    ALLOWED_HOSTS=["console.example"],
+)
+async def test_socket_behind_tls_proxy_wants_https_origin(r: Any, staff_client: Client) -> None:
+    proxied = [(b"host", b"console.example"), (b"x-forwarded-proto", b"https")]
+    assert await connects(staff_client, [*proxied, (b"origin", b"https://console.example")])
+    assert not await connects(staff_client, [*proxied, (b"origin", b"http://console.example")])
+
+
+@override_settings(CSRF_TRUSTED_ORIGINS=["https://*.example.org"])
+async def test_socket_trusted_origin_is_accepted(r: Any, staff_client: Client) -> None:
+    assert await connects(staff_client, [HOST, (b"origin", b"https://ops.example.org")])
+
+
+async def pushed_fragments(client: Client, names: list[str]) -> dict[str, str]:
+    """One tick's fragments for a socket that subscribed to ``names``."""
+    communicator = WebsocketCommunicator(
+        application,
+        "/ws/dashboard/",
+        headers=[HOST, (b"origin", b"http://localhost:8000"), cookie_header(client)],
+    )
+    connected, _ = await communicator.connect()
+    assert connected
+    try:
+        await communicator.send_to(text_data=json.dumps({"subscribe": names}))
+        tick = json.loads(await communicator.receive_from(timeout=5))
+        return tick["fragments"]  # type: ignore[no-any-return]
+    finally:
+        await communicator.disconnect()
+        await sampler.stop()
+
+
+async def test_viewer_socket_never_gets_operator_fragment(
+    r: redis.Redis, redis_url: str, config: EngineConfig, viewer_client: Client
+) -> None:
+    publish("demo.echo", {"n": 0})
+    await asyncio.to_thread(process, redis_url, config)  # the group gets a consumer
+    # A viewer asking for the operators' variant by its name, too.
+    fragments = await pushed_fragments(
+        viewer_client, [GROUP, realtime.operator_variant(GROUP), realtime.operator_variant("jobs")]
+    )
+    assert list(fragments) == [GROUP]
+    assert "Consumers" in fragments[GROUP]
+    assert OPERATOR_MARK not in fragments[GROUP]
+
+
+async def test_operator_socket_gets_operator_fragment(
+    r: redis.Redis, redis_url: str, config: EngineConfig, operator_client: Client
+) -> None:
+    publish("demo.echo", {"n": 0})
+    await asyncio.to_thread(process, redis_url, config)
+    fragments = await pushed_fragments(operator_client, [GROUP])
+    assert list(fragments) == [GROUP]
+    assert OPERATOR_MARK in fragments[GROUP]
