@@ -12,6 +12,7 @@ from redis.utils import HIREDIS_AVAILABLE
 
 from workers.embedded import EmbeddedValkey
 from workers.errors import RedisTooOld, RedisUnavailable
+from workers.redact import redact_url
 
 MIN_VERSION = (6, 2, 0)
 
@@ -58,7 +59,7 @@ def connect(url: str, **kwargs: Any) -> redis.Redis:
         check_version(cast(dict[str, Any], client.info("server")))
     except (redis.ConnectionError, redis.TimeoutError, OSError) as exc:
         client.close()
-        raise RedisUnavailable(f"cannot reach Redis at {url}: {exc}") from exc
+        raise RedisUnavailable(f"cannot reach Redis at {redact_url(url)}: {exc}") from exc
     return client
 
 
@@ -90,5 +91,5 @@ async def aconnect(url: str, **kwargs: Any) -> aredis.Redis:
         check_version(await client.info("server"))
     except (redis.ConnectionError, redis.TimeoutError, OSError) as exc:
         await client.aclose()
-        raise RedisUnavailable(f"cannot reach Redis at {url}: {exc}") from exc
+        raise RedisUnavailable(f"cannot reach Redis at {redact_url(url)}: {exc}") from exc
     return client

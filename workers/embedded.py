@@ -22,6 +22,7 @@ from pathlib import Path
 import redis
 
 from workers.errors import RedisUnavailable
+from workers.redact import redact_url
 
 START_TIMEOUT_S = 15.0
 # sun_path is 108 bytes on Linux; past that, fall back to a loopback TCP port.
@@ -70,7 +71,9 @@ def wait_until_ready(
         if proc is not None and proc.poll() is not None:
             raise RedisUnavailable(f"valkey-server exited with code {proc.returncode}")
         time.sleep(0.05)
-    raise RedisUnavailable(f"valkey-server did not answer at {url} within {timeout_s:.0f} s")
+    raise RedisUnavailable(
+        f"valkey-server did not answer at {redact_url(url)} within {timeout_s:.0f} s"
+    )
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,4 +1,8 @@
-"""Structured logs: one JSON object per line (``STREAMDESK_LOG_FORMAT=json``) or key=value text."""
+"""Structured logs: one JSON object per line (``STREAMDESK_LOG_FORMAT=json``) or key=value text.
+
+Both formatters pass the finished line through ``redact_text``: a URL with a password that
+reaches a log message, a field or a traceback is masked, whoever logged it.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +10,8 @@ import json
 import logging
 from datetime import UTC, datetime
 from typing import Any
+
+from workers.redact import redact_text
 
 # Attributes every LogRecord has; anything else came in through ``extra=``.
 _STANDARD = set(vars(logging.LogRecord("", 0, "", 0, "", None, None))) | {"message", "asctime"}
@@ -26,7 +32,7 @@ class JsonFormatter(logging.Formatter):
         }
         if record.exc_info:
             out["exc"] = self.formatException(record.exc_info)
-        return json.dumps(out, default=str)
+        return redact_text(json.dumps(out, default=str))
 
 
 class TextFormatter(logging.Formatter):
@@ -37,4 +43,4 @@ class TextFormatter(logging.Formatter):
         line = f"{line} {fields}" if fields else line
         if record.exc_info:
             line = f"{line}\n{self.formatException(record.exc_info)}"
-        return line
+        return redact_text(line)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from datetime import UTC, datetime, timedelta
@@ -173,3 +174,19 @@ def test_embedded_server_starts_answers_and_stops(tmp_path: Path) -> None:
 
 def test_demo_agents_cover_the_documented_types() -> None:
     assert {"demo.echo", "demo.sleep", "demo.fail"} <= {s.type for s in default_registry}
+
+
+def test_command_error_hides_the_redis_password() -> None:
+    env = dict(os.environ, REDIS_URL="redis://default:s3cret-pw@127.0.0.1:1/0")
+    result = subprocess.run(
+        [sys.executable, "manage.py", "streams"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 1
+    assert "cannot reach Redis at redis://default:***@127.0.0.1:1/0" in result.stderr
+    assert "s3cret-pw" not in result.stdout + result.stderr

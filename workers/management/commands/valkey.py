@@ -10,6 +10,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from workers.embedded import EmbeddedValkey
 from workers.errors import StreamdeskError
+from workers.redact import redact_url
 from workers.runtime import data_dir
 
 
@@ -21,9 +22,8 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         if settings.REDIS_URL:
-            self.stdout.write(
-                f"REDIS_URL is set ({settings.REDIS_URL}): the embedded server is not used"
-            )
+            shown = redact_url(settings.REDIS_URL)
+            self.stdout.write(f"REDIS_URL is set ({shown}): the embedded server is not used")
         server = EmbeddedValkey(data_dir())
         try:
             if options["action"] == "start":
