@@ -7,6 +7,7 @@ Every 202 is checked against the stream's length afterwards. Usage, from the pro
     .venv/bin/python bench/webhooks.py                  # 32 clients for 10 s
     .venv/bin/python bench/webhooks.py --clients 8 --seconds 3
     .venv/bin/python bench/webhooks.py --baseline     # 404s: Django and daphne alone
+    .venv/bin/python bench/webhooks.py --ref HEAD~1   # a git ref instead of the working tree
 """
 
 from __future__ import annotations
@@ -73,8 +74,8 @@ def ready(port: int) -> bool:
         return False
 
 
-def run(clients: int, seconds: float, baseline: bool) -> None:
-    with open_bench() as bench:
+def run(clients: int, seconds: float, baseline: bool, ref: str | None = None) -> None:
+    with open_bench(ref=ref) as bench:
         hooks = bench.tmp / "webhooks.json"
         hooks.write_text(json.dumps({"bench": {"scheme": "hmac", "secret": SECRET}}))
         env = bench.env(bench.fresh_db("webhooks")) | PRODUCTION_ENV
@@ -128,8 +129,9 @@ def main(argv: list[str]) -> None:
         action="store_true",
         help="post to an unknown source instead: Django and daphne alone (404s)",
     )
+    parser.add_argument("--ref", help="benchmark this git ref instead of the working tree")
     args = parser.parse_args(argv)
-    run(args.clients, args.seconds, args.baseline)
+    run(args.clients, args.seconds, args.baseline, args.ref)
 
 
 if __name__ == "__main__":

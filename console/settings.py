@@ -167,6 +167,10 @@ STREAMDESK_WEBHOOK_MAX_BYTES = int(
 STREAMDESK_WEBHOOK_MAX_DEPTH = int(
     os.environ.get("STREAMDESK_WEBHOOK_MAX_DEPTH", DEFAULT_MAX_DEPTH)
 )
+# A byte-identical signed body to one source inside this window is published once (7 days).
+STREAMDESK_WEBHOOK_REPLAY_WINDOW_S = int(
+    os.environ.get("STREAMDESK_WEBHOOK_REPLAY_WINDOW_S", 7 * 24 * 3600)
+)
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},

@@ -1,34 +1,42 @@
 """``POST /hooks/<source>/``: a signed webhook, verified, mapped and published.
 
 The answer comes after XADD has returned (202 with the event id and the entry id), or says
-why nothing was published: 404 unknown source, 415 not JSON, 413 too large, 401 signature,
-400 body or schema (naming the field), 503 Redis down (the sender retries).
+why nothing was published: 200 a replay of a body already published inside the window,
+404 unknown source, 415 not JSON, 413 too large, 401 signature, 400 body or schema (naming
+the field), 503 Redis down (the sender retries; the cause goes to the log, not to it).
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from typing import Any
 
+import redis
 from django.conf import settings
 from django.http import HttpRequest, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_POST
 
+from workers import keys
 from workers.errors import EventError, PayloadInvalid, RedisUnavailable, SignatureInvalid
-from workers.events import Envelope, event_hash
-from workers.producer import publish_envelopes
+from workers.events import Envelope
+from workers.redact import redact_text
 from workers.registry import default_registry
 from workers.runtime import redis_client
 from workers.webhooks.config import WebhookSource, parse_sources
 from workers.webhooks.intake import envelope_for, register_types
 from workers.webhooks.mappings import Challenge
+from workers.webhooks.replay import OncePublisher, Published
 
 READ_CHUNK_BYTES = 64 * 1024
 RETRY_AFTER_S = 5
 
+log = logging.getLogger("streamdesk.webhooks")
+
 _sources: dict[int, dict[str, WebhookSource]] = {}
+_publishers: dict[tuple[str, int], OncePublisher] = {}
 
 
 def webhook_sources() -> dict[str, WebhookSource]:
@@ -63,8 +71,33 @@ def read_limited(request: HttpRequest, max_bytes: int) -> bytes | None:
     return b"".join(chunks)
 
 
-def publish_one(source: WebhookSource, envelope: Envelope) -> str:
-    return publish_envelopes(redis_client(), source.stream, [envelope])[0]
+def publisher() -> OncePublisher:
+    prefix = str(settings.STREAMDESK.get("prefix", keys.DEFAULT_PREFIX))
+    window_s = int(settings.STREAMDESK_WEBHOOK_REPLAY_WINDOW_S)
+    if (prefix, window_s) not in _publishers:
+        _publishers[(prefix, window_s)] = OncePublisher(keys.Keys(prefix), window_s)
+    return _publishers[(prefix, window_s)]
+
+
+def publish_once(source: WebhookSource, envelope: Envelope, body: bytes) -> Published:
+    return publisher().publish(
+        redis_client(), source.stream, envelope, source=source.name, body=body
+    )
+
+
+def published(source: WebhookSource, envelope: Envelope, done: Published) -> JsonResponse:
+    answer = {"id": envelope.id, "entry_id": done.entry_id, "hash": done.hash}
+    if not done.duplicate:
+        return JsonResponse(answer, status=202)
+    # 2xx, so the sender stops retrying; nothing new is in the stream.
+    log.info(
+        "webhook %s: delivery %s repeats a body published as %s inside the replay window; "
+        "not published again",
+        source.name,
+        envelope.id,
+        done.entry_id,
+    )
+    return JsonResponse({**answer, "duplicate": True}, status=200)
 
 
 @csrf_exempt
@@ -96,8 +129,9 @@ async def receive_webhook(request: HttpRequest, source: str) -> JsonResponse:
     if isinstance(result, Challenge):
         return JsonResponse({"challenge": result.challenge})
     try:
-        entry_id = await asyncio.to_thread(publish_one, found, result)
-    except RedisUnavailable as exc:
-        return refused(503, str(exc), Retry_After=RETRY_AFTER_S)
-    body_out = {"id": result.id, "entry_id": entry_id, "hash": event_hash(result)}
-    return JsonResponse(body_out, status=202)
+        done = await asyncio.to_thread(publish_once, found, result, body)
+    except (RedisUnavailable, redis.RedisError) as exc:
+        # The sender is outside: it learns to retry, never the server's address or password.
+        log.error("webhook %s: not published: %s", source, redact_text(str(exc)))
+        return refused(503, "the event could not be stored; retry later", Retry_After=RETRY_AFTER_S)
+    return published(found, result, done)

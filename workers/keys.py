@@ -18,6 +18,13 @@ def is_dead_stream(stream: str) -> bool:
     return stream.endswith(DEAD_SUFFIX)
 
 
+def slot_tag(key: str) -> str:
+    """What Redis Cluster hashes of ``key``: its ``{tag}`` if it has one, else all of it."""
+    start = key.find("{")
+    end = key.find("}", start + 1) if start >= 0 else -1
+    return key[start + 1 : end] if end > start + 1 else key
+
+
 class Keys:
     """Key names under one prefix (``streamdesk:`` by default)."""
 
@@ -26,6 +33,12 @@ class Keys:
 
     def gate(self, event_hash: str) -> str:
         return f"{self.prefix}idem:{event_hash}"
+
+    def webhook_seen(self, stream: str, digest: str) -> str:
+        """A webhook body already published to ``stream`` (its entry id and event hash,
+        expiring with the replay window); in the stream's cluster slot, as one script
+        writes both."""
+        return f"{self.prefix}webhooks:seen:{{{slot_tag(stream)}}}:{digest}"
 
     def stats(self, stream: str) -> str:
         """Engine counters for one stream (a hash: processed, failed, ...)."""

@@ -151,10 +151,12 @@ def test_slack_url_verification_answers_the_challenge(r: redis.Redis) -> None:
 
 
 @pytest.mark.django_db(transaction=True)
-def test_redelivery_is_accepted_and_the_gate_runs_it_once(
+def test_redelivery_after_the_replay_window_is_published_and_the_gate_runs_it_once(
     r: redis.Redis, redis_url: str, config: EngineConfig
 ) -> None:
-    first, second = post_issue(delivery="same"), post_issue(delivery="same")
+    first = post_issue(delivery="same")
+    r.delete(*r.keys("streamdesk:webhooks:seen:*"))  # as if the window had passed
+    second = post_issue(delivery="same")
     assert (first.status_code, second.status_code) == (202, 202)
     assert first.json()["hash"] == second.json()["hash"]
     assert first.json()["entry_id"] != second.json()["entry_id"]
@@ -170,3 +172,72 @@ def test_redelivery_is_accepted_and_the_gate_runs_it_once(
     run_burst(redis_url, config, registry)
     assert list(runs.values()) == [1]
     assert counters(r)["idempotency_hits"] == 1
+
+
+def test_replay_with_a_new_delivery_id_is_2xx_and_not_published(r: redis.Redis) -> None:
+    first, replay = post_issue(delivery="d-1"), post_issue(delivery="d-2")
+    assert (first.status_code, replay.status_code) == (202, 200)
+    assert replay.json()["duplicate"] is True
+    assert replay.json()["entry_id"] == first.json()["entry_id"]
+    assert replay.json()["hash"] == first.json()["hash"]
+    assert r.xlen(STREAM) == 1
+
+
+def test_replay_under_another_github_event_name_is_a_duplicate(r: redis.Redis) -> None:
+    body = json.dumps(ISSUE).encode()
+    post("gh", body, github_headers("new", body, "issues", "d-1"))
+    replay = post("gh", body, github_headers("new", body, "release", "d-2"))
+    assert replay.status_code == 200 and replay.json()["duplicate"] is True
+    assert r.xlen(STREAM) == 1
+
+
+def test_generic_replay_with_a_new_id_header_is_a_duplicate(r: redis.Redis) -> None:
+    body = b'{"order": 1}'
+    post("any", body, {**hmac_headers("s3", body), "X-Delivery": "o-1"})
+    replay = post("any", body, {**hmac_headers("s3", body), "X-Delivery": "o-2"})
+    assert replay.status_code == 200 and replay.json()["duplicate"] is True
+    assert r.xlen(STREAM) == 1
+
+
+def test_stripe_retry_with_a_new_timestamp_is_a_duplicate(r: redis.Redis) -> None:
+    body = b'{"id": "evt_1"}'
+    now = int(time.time())
+    post("pay", body, stripe_headers("whsec", body, now - 60))
+    retry = post("pay", body, stripe_headers("whsec", body, now))
+    assert retry.status_code == 200 and r.xlen(STREAM) == 1
+
+
+def test_different_bodies_are_each_published(r: redis.Redis) -> None:
+    post_issue(delivery="d-1")
+    other = post_issue({**ISSUE, "action": "closed"}, delivery="d-2")
+    assert other.status_code == 202 and r.xlen(STREAM) == 2
+
+
+def test_replay_is_logged_as_a_duplicate(r: redis.Redis, caplog: Any) -> None:
+    post_issue(delivery="d-1")
+    with caplog.at_level("INFO", logger="streamdesk.webhooks"):
+        post_issue(delivery="d-2")
+    assert "d-2 repeats a body published as" in caplog.text
+
+
+def test_seen_body_is_remembered_for_the_configured_window(r: redis.Redis, settings: Any) -> None:
+    settings.STREAMDESK_WEBHOOK_REPLAY_WINDOW_S = 90
+    post_issue()
+    [key] = r.keys("streamdesk:webhooks:seen:*")
+    assert 80 < r.ttl(key) <= 90
+
+
+def test_redis_down_503_body_names_no_server_or_password(r: redis.Redis, settings: Any) -> None:
+    settings.REDIS_URL = "redis://default:hunter2@127.0.0.1:1/0"
+    response = post_issue()
+    assert response.status_code == 503
+    assert response.json() == {"error": "the event could not be stored; retry later"}
+
+
+def test_redis_down_cause_is_logged_without_the_password(
+    r: redis.Redis, settings: Any, caplog: Any
+) -> None:
+    settings.REDIS_URL = "redis://default:hunter2@127.0.0.1:1/0"
+    with caplog.at_level("ERROR", logger="streamdesk.webhooks"):
+        post_issue()
+    assert "not published" in caplog.text and "hunter2" not in caplog.text

@@ -1,5 +1,5 @@
-"""Webhooks into a real daphne: 100 concurrent deliveries land once each; a streamed body
-without Content-Length is cut off at the limit."""
+"""Webhooks into a real daphne: 100 concurrent deliveries land once each; concurrent replays
+of a body land once; a streamed body without Content-Length is cut off at the limit."""
 
 from __future__ import annotations
 
@@ -41,8 +41,8 @@ def server(r: redis.Redis, worker_env: dict[str, str], tmp_path: Path) -> Iterat
         console.stop()
 
 
-def deliver(url: str, delivery: str) -> tuple[int, dict[str, str]]:
-    payload = {**ISSUE, "issue": {**ISSUE["issue"], "number": int(delivery)}}
+def deliver(url: str, delivery: str, number: int | None = None) -> tuple[int, dict[str, str]]:
+    payload = {**ISSUE, "issue": {**ISSUE["issue"], "number": number or int(delivery)}}
     body = json.dumps(payload).encode()
     headers = {"Content-Type": "application/json"}
     headers |= github_headers(SECRET, body, "issues", delivery)
@@ -60,6 +60,17 @@ def test_100_concurrent_webhooks_land_exactly_once(r: redis.Redis, server: Conso
     assert {answer["entry_id"] for _, answer in answers} == {i for i, _ in entries}
     ids = sorted(json.loads(f["event"])["id"] for _, f in entries)
     assert ids == sorted(str(n) for n in range(100))
+
+
+def test_concurrent_replays_with_new_delivery_ids_land_once(
+    r: redis.Redis, server: Console
+) -> None:
+    # Each of 30 bodies twice at once, under two delivery ids: the second copy is a replay.
+    jobs = [(f"{n}{copy}", n) for n in range(1, 31) for copy in ("00", "01")]
+    with ThreadPoolExecutor(max_workers=60) as pool:
+        answers = list(pool.map(lambda job: deliver(server.url, *job), jobs))
+    assert sorted(status for status, _ in answers) == [200] * 30 + [202] * 30
+    assert r.xlen("streamdesk:events") == 30
 
 
 def test_chunked_body_without_content_length_is_413(r: redis.Redis, server: Console) -> None:

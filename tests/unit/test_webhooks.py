@@ -7,14 +7,17 @@ import time
 from typing import Any
 
 import pytest
+from redis.crc import key_slot
 
 from tests.webhook_signing import github_headers, hmac_headers, slack_headers, stripe_headers
 from workers.errors import ConfigurationError, InvalidEventData, PayloadInvalid, SignatureInvalid
 from workers.events import Envelope, event_hash
+from workers.keys import Keys
 from workers.registry import Registry
 from workers.webhooks.config import WebhookSource, parse_sources
 from workers.webhooks.intake import envelope_for, json_depth, parse_json, register_types
 from workers.webhooks.mappings import Challenge
+from workers.webhooks.replay import OncePublisher, body_digest
 
 SOURCES = parse_sources(
     {
@@ -217,3 +220,18 @@ def test_real_agent_replaces_a_schema_only_type() -> None:
 
     reg.register("github.push", reg.get("github.push").schema, handle)
     assert reg.get("github.push").handler is handle and not reg.get("github.push").placeholder
+
+
+@pytest.mark.parametrize("stream", ["streamdesk:events", "streamdesk:events:{3}", "a{b{c}d"])
+def test_seen_key_is_in_the_stream_cluster_slot(stream: str) -> None:
+    seen = Keys().webhook_seen(stream, "ab" * 32)
+    assert key_slot(seen.encode()) == key_slot(stream.encode())
+
+
+def test_body_digest_differs_by_source() -> None:
+    assert body_digest("gh", b"{}") != body_digest("shop", b"{}")
+
+
+def test_replay_window_under_one_second_is_refused() -> None:
+    with pytest.raises(ConfigurationError, match="REPLAY_WINDOW_S"):
+        OncePublisher(Keys(), 0)
