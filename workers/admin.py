@@ -7,6 +7,7 @@ from django.contrib import admin
 from django.http import HttpRequest, HttpResponse
 
 from workers.models import AgentRun, ApiToken, AuditRecord, BulkJob, StepResult, TimelineStep
+from workers.spreadsheet import safe_row
 
 
 @admin.register(AgentRun)
@@ -60,7 +61,7 @@ def export_csv(modeladmin: Any, request: HttpRequest, queryset: Any) -> HttpResp
     writer = csv.writer(response)
     writer.writerow(fields)
     for row in queryset.iterator(chunk_size=2000):
-        writer.writerow([getattr(row, f) for f in fields])
+        writer.writerow(safe_row([getattr(row, f) for f in fields]))
     return response
 
 

@@ -17,6 +17,7 @@ from console.views.actions import _answer, _run
 from workers import jobs
 from workers.audit import Action, Result
 from workers.models import AuditRecord, Door
+from workers.spreadsheet import safe_row
 
 AUDIT_PAGE = 100
 OUTCOMES = tuple(r.value for r in Result)
@@ -104,13 +105,14 @@ class _Echo:
 
 
 def _csv(rows: object, keep: dict[str, object]) -> StreamingHttpResponse:
-    """Every matching record, streamed: an export of a year of actions never loads at once."""
+    """Every matching record, streamed: an export of a year of actions never loads at once.
+    Text is made safe for spreadsheets: actors, reasons and stream names are anyone's."""
     writer = csv.writer(_Echo())
 
     def lines() -> object:
         yield writer.writerow(CSV_COLUMNS)
         for a in rows.iterator(chunk_size=2000):  # type: ignore[attr-defined]
-            yield writer.writerow([getattr(a, c) for c in CSV_COLUMNS])
+            yield writer.writerow(safe_row([getattr(a, c) for c in CSV_COLUMNS]))
 
     response = StreamingHttpResponse(lines(), content_type="text/csv")  # type: ignore[arg-type]
     response["Content-Disposition"] = 'attachment; filename="streamdesk-audit.csv"'
