@@ -18,9 +18,9 @@ from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from django.conf import settings  # noqa: E402
 from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler  # noqa: E402
 
-from console import background  # noqa: E402
+from console import background, daphne_limit  # noqa: E402
+from console.body_limit import BodyLimits, LimitRequestBodies  # noqa: E402
 from console.routing import websocket_urlpatterns  # noqa: E402
-from console.webhook_limit import LimitWebhookBodies  # noqa: E402
 from console.ws_origin import SameOriginValidator  # noqa: E402
 
 # In development daphne serves /static/ itself; in production run collectstatic and let the
@@ -30,6 +30,15 @@ http_app = (
     if settings.DEBUG or os.environ.get("STREAMDESK_SERVE_STATIC") == "1"
     else django_asgi_app
 )
+
+
+# Every request body is limited while it arrives, in daphne's parser and again in front of
+# Django (console/body_limit.py).
+body_limits = BodyLimits(
+    webhook_bytes=settings.STREAMDESK_WEBHOOK_MAX_BYTES,
+    default_bytes=settings.STREAMDESK_MAX_REQUEST_BYTES,
+)
+daphne_limit.install(body_limits)
 
 
 class StartsJobRunner:
@@ -49,13 +58,9 @@ class StartsJobRunner:
 
 application = ProtocolTypeRouter(
     {
-        "http": StartsJobRunner(
-            LimitWebhookBodies(http_app, settings.STREAMDESK_WEBHOOK_MAX_BYTES)
-        ),
+        "http": StartsJobRunner(LimitRequestBodies(http_app, body_limits)),
         # The page's exact origin (scheme, host, port): not channels' host-only check.
-        "websocket": SameOriginValidator(
-            AuthMiddlewareStack(URLRouter(websocket_urlpatterns))
-        ),
+        "websocket": SameOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
     }
 )
 

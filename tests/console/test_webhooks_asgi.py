@@ -11,11 +11,15 @@ import redis
 from channels.testing import HttpCommunicator
 
 from console.asgi import application
-from console.webhook_limit import LimitWebhookBodies
+from console.body_limit import BodyLimits, LimitRequestBodies
 from tests.webhook_signing import hmac_headers
 
 SOURCES = {"any": {"scheme": "hmac", "secret": "s3", "id_header": "X-Delivery"}}
 CHUNK = b"x" * 1000
+
+
+def guard(app: object, webhook_bytes: int, default_bytes: int = 10**9) -> LimitRequestBodies:
+    return LimitRequestBodies(app, BodyLimits(webhook_bytes, default_bytes))
 
 
 @pytest.fixture(autouse=True)
@@ -50,39 +54,40 @@ async def unreachable(scope: Any, receive: Any, send: Any) -> None:
 
 def test_guard_refuses_a_body_without_content_length_as_it_passes_the_limit() -> None:
     client = Stream(chunks=1_000_000)  # a gigabyte, if it were all read
-    guard = LimitWebhookBodies(unreachable, max_bytes=10_000)
-    asyncio.run(guard(scope("/hooks/any/"), client.receive, client.send))
+    asyncio.run(guard(unreachable, 10_000)(scope("/hooks/any/"), client.receive, client.send))
     assert client.sent[0]["status"] == 413
     assert client.received == 11  # one chunk past the limit, not the whole body
 
 
 def test_guard_refuses_a_declared_length_over_the_limit_before_reading() -> None:
     client = Stream(chunks=5)
-    guard = LimitWebhookBodies(unreachable, max_bytes=10)
     asyncio.run(
-        guard(scope("/hooks/any/", [(b"content-length", b"5000")]), client.receive, client.send)
+        guard(unreachable, 10)(
+            scope("/hooks/any/", [(b"content-length", b"5000")]), client.receive, client.send
+        )
     )
     assert client.sent[0]["status"] == 413 and client.received == 0
 
 
 def test_guard_ignores_a_lying_content_length() -> None:
     client = Stream(chunks=30)
-    guard = LimitWebhookBodies(unreachable, max_bytes=10_000)
     asyncio.run(
-        guard(scope("/hooks/any/", [(b"content-length", b"10")]), client.receive, client.send)
+        guard(unreachable, 10_000)(
+            scope("/hooks/any/", [(b"content-length", b"10")]), client.receive, client.send
+        )
     )
     assert client.sent[0]["status"] == 413
 
 
-def test_guard_passes_other_paths_untouched() -> None:
+def test_guard_gives_other_paths_the_default_limit() -> None:
     seen: list[str] = []
 
     async def app(scope: Any, receive: Any, send: Any) -> None:
         seen.append(scope["path"])
 
     client = Stream(chunks=100)
-    asyncio.run(LimitWebhookBodies(app, max_bytes=10)(scope("/api/"), client.receive, client.send))
-    assert seen == ["/api/"] and client.received == 0
+    asyncio.run(guard(app, 10, default_bytes=100_000)(scope("/api/"), client.receive, client.send))
+    assert seen == ["/api/"] and client.received == 100
 
 
 def post(body: bytes, headers: dict[str, str]) -> dict[str, Any]:
