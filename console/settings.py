@@ -173,6 +173,8 @@ STREAMDESK_WEBHOOK_MAX_DEPTH = int(
 STREAMDESK_WEBHOOK_REPLAY_WINDOW_S = int(
     os.environ.get("STREAMDESK_WEBHOOK_REPLAY_WINDOW_S", 7 * 24 * 3600)
 )
+# Largest request body on every other path; refused while it arrives (console/body_limit.py).
+STREAMDESK_MAX_REQUEST_BYTES = int(os.environ.get("STREAMDESK_MAX_REQUEST_BYTES", 2_621_440))
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
