@@ -16,6 +16,10 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
+# Development and demo mode, explicitly: DEBUG on (a SECRET_KEY is generated into .streamdesk/),
+# the demo agents, example apps, demo webhook source and demo producer. Unset, both are off.
+run: export DEBUG ?= 1
+run: export STREAMDESK_DEMO ?= 1
 run: $(STAMP)
 	$(PY) manage.py migrate --no-input -v0
 	$(PY) manage.py up

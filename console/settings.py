@@ -1,9 +1,11 @@
-"""Django settings for Streamdesk, read from the environment with working local defaults.
+"""Django settings for Streamdesk, read from the environment; safe for production by default.
 
-Environment: ``SECRET_KEY``, ``DEBUG``, ``ALLOWED_HOSTS``, ``DATABASE_URL`` (SQLite in
-``.streamdesk/`` by default), ``REDIS_URL`` (empty: the embedded Valkey server),
-``STREAMDESK_*`` for engine options (see docs/configuration.md), ``LOG_LEVEL``,
-``STREAMDESK_LOG_FORMAT`` (``text`` or ``json``).
+Environment: ``SECRET_KEY`` (required unless ``DEBUG``), ``DEBUG`` (off unless set),
+``STREAMDESK_DEMO`` (the demo agents, examples and webhook source; ``make run`` sets it and
+``DEBUG``), ``ALLOWED_HOSTS``, the TLS proxy settings (``CSRF_TRUSTED_ORIGINS``,
+``SECURE_PROXY_SSL_HEADER``...), ``DATABASE_URL`` (SQLite in ``.streamdesk/`` by default),
+``REDIS_URL`` (empty: the embedded Valkey server), ``STREAMDESK_*`` for engine options,
+``LOG_LEVEL``, ``STREAMDESK_LOG_FORMAT`` (``text`` or ``json``). See docs/configuration.md.
 """
 
 from __future__ import annotations
@@ -13,29 +15,36 @@ from pathlib import Path
 
 import dj_database_url
 
+from console.environment import env_bool, env_int, env_list, proxy_ssl_header, secret_key
 from workers.config import options_from_env
+from workers.datadir import private_dir, private_file
 from workers.llm.config import llm_config_from_env
 from workers.webhooks.config import DEFAULT_MAX_BYTES, DEFAULT_MAX_DEPTH, load_sources_file
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 STREAMDESK_DATA_DIR = Path(os.environ.get("STREAMDESK_DATA_DIR", BASE_DIR / ".streamdesk"))
 
+DEBUG = env_bool("DEBUG", False)
+# Demo mode (make run): demo agents, the example apps, the "demo" webhook source and the demo
+# producer. Off, none of them is loaded: a deployment runs only its own agents and sources.
+STREAMDESK_DEMO = env_bool("STREAMDESK_DEMO", False)
+SECRET_KEY = secret_key(DEBUG, STREAMDESK_DATA_DIR)
+ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", "localhost,127.0.0.1,[::1]")
 
-def env_bool(name: str, default: bool) -> bool:
-    return os.environ.get(name, str(default)).strip().lower() in {"1", "true", "yes", "on"}
-
-
-DEBUG = env_bool("DEBUG", True)
-SECRET_KEY = os.environ.get("SECRET_KEY", "")
-if not SECRET_KEY:
-    if not DEBUG:
-        from django.core.exceptions import ImproperlyConfigured
-
-        raise ImproperlyConfigured("SECRET_KEY must be set when DEBUG is off")
-    SECRET_KEY = "insecure-local-development-key-set-SECRET_KEY-in-production"
-ALLOWED_HOSTS = [
-    h for h in os.environ.get("ALLOWED_HOSTS", "localhost,127.0.0.1,[::1]").split(",") if h
-]
+# Behind a TLS proxy (docs/operations.md): the proxy's header says the request came over
+# HTTPS, so CSRF's origin check and secure cookies agree with what the browser sees.
+SECURE_PROXY_SSL_HEADER = proxy_ssl_header(os.environ.get("SECURE_PROXY_SSL_HEADER", ""))
+CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS")
+USE_X_FORWARDED_HOST = env_bool("USE_X_FORWARDED_HOST", False)
+SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", False)
+CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", False)
+SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", False)
+SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", False)
+SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", False)
+# Debug pages and error reports hide secrets, URLs' passwords included (console/errorreport.py).
+DEFAULT_EXCEPTION_REPORTER = "console.errorreport.SecretsReporter"
+DEFAULT_EXCEPTION_REPORTER_FILTER = "console.errorreport.SecretsFilter"
 
 INSTALLED_APPS = [
     "daphne",
@@ -50,15 +59,18 @@ INSTALLED_APPS = [
     "channels",
     "django_htmx",
     "console",
-    # The outbox example (docs/outbox.md): a Ticket model and its routing agent.
-    "workers.examples.tickets",
-    # The agent runtime's examples (docs/agents.md) and the services they act on.
-    "workers.examples.sandbox",
-    "workers.examples.security",
-    "workers.examples.github",
-    # Registers its LangGraph agent only with the extra installed (pip install .[langgraph]).
-    "workers.examples.deploys",
 ]
+if STREAMDESK_DEMO:
+    INSTALLED_APPS += [
+        # The outbox example (docs/outbox.md): a Ticket model and its routing agent.
+        "workers.examples.tickets",
+        # The agent runtime's examples (docs/agents.md) and the services they act on.
+        "workers.examples.sandbox",
+        "workers.examples.security",
+        "workers.examples.github",
+        # Registers its LangGraph agent only with the extra installed (pip install .[langgraph]).
+        "workers.examples.deploys",
+    ]
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
@@ -94,8 +106,9 @@ TEMPLATES = [
 ]
 
 if not os.environ.get("DATABASE_URL"):
-    # The default SQLite file lives beside the embedded server's data.
-    STREAMDESK_DATA_DIR.mkdir(parents=True, exist_ok=True)
+    # The default SQLite file lives beside the embedded server's data; it holds live session
+    # keys, so it is the owner's only (SQLite gives its -wal and -shm files the same mode).
+    private_file(private_dir(STREAMDESK_DATA_DIR) / "db.sqlite3")
 DATABASES = {
     "default": dj_database_url.parse(
         os.environ.get("DATABASE_URL") or f"sqlite:///{STREAMDESK_DATA_DIR / 'db.sqlite3'}",
@@ -146,12 +159,14 @@ STREAMDESK_JOB_RUNNER = env_bool("STREAMDESK_JOB_RUNNER", True)
 STREAMDESK_RATE_LIMITS = os.environ.get(
     "STREAMDESK_RATE_LIMITS", "github=5/s:10,directory=20/s:20,vault=2/s:2,slack=1/s:5"
 )
+# The demo agents (demo.echo, demo.sleep, demo.fail) only in demo mode.
 STREAMDESK_AGENT_MODULES = [
-    m.strip() for m in os.environ.get("STREAMDESK_AGENT_MODULES", "").split(",") if m.strip()
+    *(["workers.agents"] if STREAMDESK_DEMO else []),
+    *env_list("STREAMDESK_AGENT_MODULES"),
 ]
 
 # Signed webhooks (docs/webhooks.md): POST /hooks/<source>/. Sources come from a JSON or TOML
-# file; in DEBUG without one, a "demo" source (generic HMAC, secret "dev-webhook-secret")
+# file; in demo mode without one, a "demo" source (generic HMAC, secret "dev-webhook-secret")
 # turns posted JSON into demo.echo events.
 _webhooks_file = os.environ.get("STREAMDESK_WEBHOOKS_FILE", "")
 STREAMDESK_WEBHOOKS: dict[str, object] = (
@@ -159,7 +174,7 @@ STREAMDESK_WEBHOOKS: dict[str, object] = (
     if _webhooks_file
     else (
         {"demo": {"scheme": "hmac", "secret": "dev-webhook-secret", "event_type": "demo.echo"}}
-        if DEBUG
+        if STREAMDESK_DEMO
         else {}
     )
 )

@@ -2,9 +2,9 @@ from __future__ import annotations
 
 from importlib import import_module
 
-from django.apps import AppConfig
+from django.apps import AppConfig, apps
 from django.conf import settings
-from django.utils.module_loading import autodiscover_modules
+from django.utils.module_loading import module_has_submodule
 
 
 class WorkersConfig(AppConfig):
@@ -18,8 +18,11 @@ class WorkersConfig(AppConfig):
         from workers.webhooks.schemas import register_webhook_types
 
         register_webhook_types(default_registry)
-        # Agents register themselves in each installed app's ``agents`` module.
-        autodiscover_modules("agents")
+        # Agents register themselves in each installed app's ``agents`` module; this app's
+        # own are the demo agents, loaded through STREAMDESK_AGENT_MODULES in demo mode only.
+        for config in apps.get_app_configs():
+            if config is not self and module_has_submodule(config.module, "agents"):
+                import_module(f"{config.name}.agents")
         # Agents outside installed apps (scripts, benchmarks): STREAMDESK_AGENT_MODULES.
         for module in getattr(settings, "STREAMDESK_AGENT_MODULES", []):
             import_module(module)

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import redis
 
+from workers.datadir import PRIVATE_UMASK, private_dir, private_file
 from workers.errors import RedisUnavailable
 from workers.redact import redact_url
 
@@ -119,8 +120,8 @@ class EmbeddedValkey:
 
     @contextlib.contextmanager
     def _lock(self) -> Iterator[None]:
-        self.data_dir.mkdir(parents=True, exist_ok=True)
-        with open(self.data_dir / "valkey.lock", "w") as handle:
+        private_dir(self.data_dir)
+        with open(private_file(self.data_dir / "valkey.lock"), "w") as handle:
             fcntl.flock(handle, fcntl.LOCK_EX)
             try:
                 yield
@@ -141,7 +142,7 @@ class EmbeddedValkey:
         listen = ["--port", "0", "--unixsocket", str(self.socket_path), "--unixsocketperm", "700"]
         if not self.uses_socket:
             port = free_port()
-            self.port_path.write_text(str(port))
+            private_file(self.port_path).write_text(str(port))
             listen = ["--port", str(port), "--bind", "127.0.0.1"]
         with contextlib.suppress(FileNotFoundError):
             self.socket_path.unlink()
@@ -163,7 +164,10 @@ class EmbeddedValkey:
             "--protected-mode",
             "yes",
         ]
-        result = subprocess.run(args, capture_output=True, text=True, check=False)
+        # The AOF, log and pid files are the owner's only, like the rest of the folder.
+        result = subprocess.run(
+            args, capture_output=True, text=True, check=False, umask=PRIVATE_UMASK
+        )
         if result.returncode != 0:
             raise RedisUnavailable(
                 f"valkey-server failed to start ({result.returncode}): {result.stderr.strip()} "
@@ -197,7 +201,7 @@ class PrivateServer:
         self._proc: subprocess.Popen[bytes] | None = None
 
     def start(self) -> PrivateServer:
-        self.data_dir.mkdir(parents=True, exist_ok=True)
+        private_dir(self.data_dir)
         args = [
             str(valkey_binary()),
             "--port",
@@ -211,7 +215,9 @@ class PrivateServer:
             "--appendonly",
             "no",
         ]
-        self._proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self._proc = subprocess.Popen(
+            args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, umask=PRIVATE_UMASK
+        )
         wait_until_ready(self.url, START_TIMEOUT_S, self._proc)
         return self
 

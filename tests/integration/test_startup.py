@@ -1,17 +1,23 @@
-"""What the commands do before any event moves: refuse an unmigrated database, create admin."""
+"""What the commands do before any event moves: refuse an unmigrated database or a missing
+SECRET_KEY, create admin, load the demo only in demo mode, keep the data folder private."""
 
 from __future__ import annotations
 
 import os
+import sqlite3
+import stat
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
 import pytest
+import redis
 from django.contrib.auth.models import User
 
 from tests.conftest import ROOT
+from workers.embedded import EmbeddedValkey
 from workers.management.commands.up import ensure_admin
 
 
@@ -48,3 +54,102 @@ def test_up_leaves_an_existing_admin_alone(db: Any) -> None:
     User.objects.create_user("admin", password="theirs")
     assert ensure_admin() is None
     assert User.objects.get(username="admin").check_password("theirs")
+
+
+# Variables the suite sets (tests/settings.py) or a shell may have: a "fresh" process has none.
+MODE_VARIABLES = ("DEBUG", "STREAMDESK_DEMO", "SECRET_KEY", "DJANGO_SETTINGS_MODULE")
+SHOW_MODE = (
+    "from django.conf import settings; from workers.registry import default_registry as r; "
+    "print(settings.DEBUG, settings.STREAMDESK_DEMO, sorted(settings.STREAMDESK_WEBHOOKS), "
+    "'demo.echo' in r, 'workers.examples.github' in settings.INSTALLED_APPS)"
+)
+
+
+def fresh_env(data_dir: Path, **variables: str) -> dict[str, str]:
+    """A shell with none of the mode variables set, its own data folder, and ``variables``."""
+    env = {k: v for k, v in os.environ.items() if k not in MODE_VARIABLES}
+    env.update(STREAMDESK_DATA_DIR=str(data_dir), **variables)
+    return env
+
+
+def manage(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "manage.py", *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+def test_settings_without_secret_key_refuse_to_start(tmp_path: Path) -> None:
+    done = manage(fresh_env(tmp_path), "check")
+    assert done.returncode == 1
+    assert done.stderr.startswith("configuration error: SECRET_KEY is not set")
+    assert "Traceback" not in done.stderr
+
+
+def test_settings_default_is_production_without_demo(tmp_path: Path) -> None:
+    done = manage(fresh_env(tmp_path, SECRET_KEY="k" * 50), "shell", "-c", SHOW_MODE)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().splitlines()[-1] == "False False [] False False"
+
+
+def test_settings_demo_mode_loads_the_demo(tmp_path: Path) -> None:
+    env = fresh_env(tmp_path, DEBUG="1", STREAMDESK_DEMO="1")
+    done = manage(env, "shell", "-c", SHOW_MODE)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().splitlines()[-1] == "True True ['demo'] True True"
+
+
+def test_settings_debug_generates_a_private_key_and_keeps_it(tmp_path: Path) -> None:
+    env = fresh_env(tmp_path / "data", DEBUG="1")
+    show = "from django.conf import settings; print(settings.SECRET_KEY)"
+    first, second = manage(env, "shell", "-c", show), manage(env, "shell", "-c", show)
+    key = (tmp_path / "data" / "secret_key").read_text().strip()
+    assert len(key) >= 50
+    assert first.stdout.split()[-1] == second.stdout.split()[-1] == key
+    assert stat.S_IMODE((tmp_path / "data" / "secret_key").stat().st_mode) == 0o600
+
+
+def test_demoproducer_refuses_outside_demo_mode(tmp_path: Path) -> None:
+    done = manage(fresh_env(tmp_path, SECRET_KEY="k" * 50), "demoproducer", "--count", "1")
+    assert done.returncode == 1
+    assert "demo mode only (STREAMDESK_DEMO=1" in done.stderr
+
+
+def modes(path: Path) -> dict[str, int]:
+    return {str(p.relative_to(path)): stat.S_IMODE(p.stat().st_mode) for p in path.rglob("*")}
+
+
+def test_data_dir_and_sqlite_files_are_private(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    data.mkdir(mode=0o755)  # as an older version left it
+    data.chmod(0o755)
+    assert manage(fresh_env(data, DEBUG="1"), "migrate", "-v0").returncode == 0
+    with sqlite3.connect(data / "db.sqlite3") as db:  # WAL mode: -wal and -shm while open
+        db.execute("CREATE TABLE t (x)")
+        files = modes(data)
+    assert stat.S_IMODE(data.stat().st_mode) == 0o700
+    assert {"db.sqlite3", "db.sqlite3-wal", "db.sqlite3-shm", "secret_key"} <= set(files)
+    assert {name: mode for name, mode in files.items() if mode != 0o600} == {}
+
+
+def test_embedded_valkey_data_is_private(tmp_path: Path) -> None:
+    # A short path: the server listens on a unix socket there, as in a checkout.
+    data = Path(tempfile.mkdtemp(prefix="sd-")) / "data"
+    server = EmbeddedValkey(data)
+    try:
+        server.ensure_running()
+        client = redis.Redis.from_url(server.url)
+        client.set("k", "v")
+        client.close()
+        files = modes(data)
+    finally:
+        server.stop()
+    assert stat.S_IMODE(data.stat().st_mode) == 0o700
+    assert any(p.startswith("appendonlydir/") for p in files)
+    # Nothing for the group or others: files 0600, folders (and the socket) 0700.
+    assert {p: oct(m) for p, m in files.items() if m & 0o077} == {}

@@ -1,12 +1,13 @@
-"""``manage.py up``: everything ``make run`` starts, under one Ctrl-C."""
+"""``manage.py up``: everything ``make run`` starts, kept running until one Ctrl-C.
+
+A child that dies is restarted with a back-off (workers/supervisor.py); the others go on.
+"""
 
 from __future__ import annotations
 
 import secrets
 import signal
-import subprocess
 import sys
-import time
 from argparse import ArgumentParser
 from types import FrameType
 from typing import Any
@@ -16,7 +17,9 @@ from django.core.management.base import BaseCommand, CommandError
 
 from workers.embedded import EmbeddedValkey
 from workers.errors import StreamdeskError
+from workers.redact import redact_url
 from workers.runtime import data_dir, redis_url
+from workers.supervisor import Child, Supervisor
 
 STOP_TIMEOUT_S = 40.0
 
@@ -38,14 +41,18 @@ def ensure_admin() -> str | None:
 
 class Command(BaseCommand):
     help = (
-        "Start the Redis server if needed, workers, the console (daphne) and a demo producer; "
-        "Ctrl-C stops them all."
+        "Start the Redis server if needed, workers, the console (daphne) and, in demo mode, a "
+        "demo producer; restart any that dies; Ctrl-C stops them all."
     )
 
     def add_arguments(self, parser: ArgumentParser) -> None:
         parser.add_argument("--workers", type=int, default=2, help="runworker processes")
         parser.add_argument("--rate", type=float, default=2.0, help="demo events per second")
-        parser.add_argument("--no-demo", action="store_true", help="do not start the producer")
+        parser.add_argument(
+            "--no-demo",
+            action="store_true",
+            help="do not start the demo producer (it runs only in demo mode, STREAMDESK_DEMO=1)",
+        )
         parser.add_argument("--port", type=int, default=8000, help="console port (daphne)")
         parser.add_argument("--no-console", action="store_true", help="do not start the console")
 
@@ -57,51 +64,45 @@ class Command(BaseCommand):
         except StreamdeskError as exc:
             raise CommandError(str(exc)) from exc
         password = None if options["no_console"] else ensure_admin()
-        procs = self._spawn(options)
-        self._banner(url, started_redis, procs, options, password)
         stopping = False
 
         def stop(signum: int, frame: FrameType | None) -> None:
             nonlocal stopping
             stopping = True
 
+        # Before the first child starts: a Ctrl-C from now on stops every one of them.
         signal.signal(signal.SIGINT, stop)
         signal.signal(signal.SIGTERM, stop)
-        while not stopping:
-            dead = [(name, p) for name, p in procs if p.poll() is not None]
-            if dead:
-                name, proc = dead[0]
-                self.stderr.write(f"{name} exited with code {proc.returncode}; stopping the rest")
-                break
-            time.sleep(0.2)
-        self._stop(procs)
+        supervisor = Supervisor(self._children(options), say=self.stderr.write)
+        supervisor.start_all()
+        self._banner(url, started_redis, supervisor.children, options, password)
+        supervisor.run(lambda: stopping)
+        supervisor.stop_all(STOP_TIMEOUT_S)
+        self.stdout.write("all processes stopped")
         if started_redis and embedded is not None:
             embedded.stop()
             self.stdout.write("stopped the embedded Valkey server (data kept in .streamdesk/)")
 
-    def _spawn(self, options: dict[str, Any]) -> list[tuple[str, subprocess.Popen[bytes]]]:
+    def _children(self, options: dict[str, Any]) -> list[Child]:
         manage = [sys.executable, "manage.py"]
         # The first worker also relays the outbox (the demo's tickets go through it).
-        procs = [
-            (
-                f"worker-{i + 1}",
-                subprocess.Popen([*manage, "runworker", *(["--relay"] if i == 0 else [])]),
-            )
+        children = [
+            Child(f"worker-{i + 1}", [*manage, "runworker", *(["--relay"] if i == 0 else [])])
             for i in range(options["workers"])
         ]
         if not options["no_console"]:
             daphne = [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(options["port"])]
-            procs.append(("console", subprocess.Popen([*daphne, "console.asgi:application"])))
-        if not options["no_demo"]:
+            children.append(Child("console", [*daphne, "console.asgi:application"]))
+        if settings.STREAMDESK_DEMO and not options["no_demo"]:
             producer = [*manage, "demoproducer", "--rate", str(options["rate"])]
-            procs.append(("demo producer", subprocess.Popen(producer)))
-        return procs
+            children.append(Child("demo producer", producer))
+        return children
 
     def _banner(
         self,
         url: str,
         started: bool,
-        procs: list[tuple[str, subprocess.Popen[bytes]]],
+        children: list[Child],
         options: dict[str, Any],
         password: str | None,
     ) -> None:
@@ -109,10 +110,10 @@ class Command(BaseCommand):
         lines = [
             "",
             "Streamdesk is running:",
-            f"  redis      {url} ({where if not settings.REDIS_URL else 'REDIS_URL'})",
+            f"  redis      {redact_url(url)} ({where if not settings.REDIS_URL else 'REDIS_URL'})",
             f"  database   {settings.DATABASES['default']['NAME']}",
         ]
-        lines += [f"  {name:<10} pid {p.pid}" for name, p in procs]
+        lines += [f"  {c.name:<10} pid {c.proc.pid}" for c in children if c.proc is not None]
         if not options["no_console"]:
             lines += ["", f"  console:    http://127.0.0.1:{options['port']}/"]
             if password:
@@ -124,24 +125,14 @@ class Command(BaseCommand):
                 lines += [
                     "  sign in:    with your staff account (python manage.py createsuperuser)"
                 ]
-        lines += [
-            "",
-            "  watch it:   python manage.py streams",
-            '  publish:    python manage.py publish demo.echo --data \'{"hello": "world"}\'',
-            "  Ctrl-C stops everything started here.",
-            "",
-        ]
+        lines += [""]
+        if settings.STREAMDESK_DEMO:
+            # Other terminals must be in the same mode to see the demo types.
+            lines += ["  elsewhere:  export DEBUG=1 STREAMDESK_DEMO=1 (the mode make run uses)"]
+        lines += ["  watch it:   python manage.py streams"]
+        if settings.STREAMDESK_DEMO:
+            lines += [
+                '  publish:    python manage.py publish demo.echo --data \'{"hello": "world"}\''
+            ]
+        lines += ["  A process that dies is restarted; Ctrl-C stops everything started here.", ""]
         self.stdout.write("\n".join(lines))
-
-    def _stop(self, procs: list[tuple[str, subprocess.Popen[bytes]]]) -> None:
-        for _, proc in procs:
-            if proc.poll() is None:
-                proc.send_signal(signal.SIGTERM)
-        deadline = time.monotonic() + STOP_TIMEOUT_S
-        for name, proc in procs:
-            try:
-                proc.wait(timeout=max(deadline - time.monotonic(), 0.1))
-            except subprocess.TimeoutExpired:
-                self.stderr.write(f"{name} did not stop in time; killing it")
-                proc.kill()
-        self.stdout.write("all processes stopped")

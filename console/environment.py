@@ -1,0 +1,62 @@
+"""Reading settings from the environment: booleans, lists, the secret key, the TLS proxy."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from django.core.exceptions import ImproperlyConfigured
+
+from workers.datadir import stored_secret
+
+TRUE = {"1", "true", "yes", "on"}
+FALSE = {"0", "false", "no", "off", ""}
+
+
+def env_bool(name: str, default: bool) -> bool:
+    raw = os.environ.get(name)
+    if raw is None:
+        return default
+    value = raw.strip().lower()
+    if value not in TRUE | FALSE:
+        raise ImproperlyConfigured(f"{name}={raw!r}: use 1/0, true/false, yes/no or on/off")
+    return value in TRUE
+
+
+def env_int(name: str, default: int) -> int:
+    raw = os.environ.get(name, "").strip()
+    try:
+        return int(raw) if raw else default
+    except ValueError:
+        raise ImproperlyConfigured(f"{name}={raw!r}: expected a whole number") from None
+
+
+def env_list(name: str, default: str = "") -> list[str]:
+    return [item.strip() for item in os.environ.get(name, default).split(",") if item.strip()]
+
+
+def secret_key(debug: bool, data_dir: Path) -> str:
+    """``SECRET_KEY``; in development (DEBUG on) one generated into ``data_dir`` and kept."""
+    key = os.environ.get("SECRET_KEY", "")
+    if key:
+        return key
+    if not debug:
+        raise ImproperlyConfigured(
+            "SECRET_KEY is not set. In production set it to a long random value, e.g. "
+            "the output of: python -c 'import secrets; print(secrets.token_urlsafe(50))'. "
+            "For local development set DEBUG=1 (make run does): a key is then generated "
+            "into .streamdesk/secret_key and reused."
+        )
+    return stored_secret(data_dir / "secret_key")
+
+
+def proxy_ssl_header(raw: str) -> tuple[str, str] | None:
+    """``SECURE_PROXY_SSL_HEADER=X-Forwarded-Proto`` (or ``X-Forwarded-Proto: https``) into
+    Django's ``("HTTP_X_FORWARDED_PROTO", "https")``. Only behind a proxy that sets the
+    header on every request: a client could otherwise claim HTTPS."""
+    if not raw.strip():
+        return None
+    name, _, value = raw.partition(":")
+    meta = name.strip().upper().replace("-", "_")
+    meta = meta if meta.startswith("HTTP_") else f"HTTP_{meta}"
+    return meta, value.strip() or "https"

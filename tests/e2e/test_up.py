@@ -1,0 +1,100 @@
+"""``manage.py up`` as ``make run`` starts it: real processes, a real SIGKILL, a real Ctrl-C."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.conftest import ROOT, wait_for
+from workers.embedded import free_port
+
+pytestmark = pytest.mark.e2e
+
+
+class Up:
+    def __init__(self, env: dict[str, str], log: Path, port: int) -> None:
+        self.log = log
+        self.port = port
+        args = ["up", "--workers", "2", "--no-demo", "--port", str(port)]
+        with open(log, "wb") as out:  # the child keeps its own fd
+            self.proc = subprocess.Popen(
+                [sys.executable, "manage.py", *args],
+                cwd=ROOT,
+                env=env,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+            )
+
+    def output(self) -> str:
+        return self.log.read_text(errors="replace")
+
+    def pids(self) -> dict[str, int]:
+        """The children's pids: the banner's, then each restart's."""
+        found = {m[0]: int(m[1]) for m in re.findall(r"^  (\S+)\s+pid (\d+)$", self.output(), re.M)}
+        for name, pid in re.findall(r"^(\S+) restarted: pid (\d+)", self.output(), re.M):
+            found[name] = int(pid)
+        return found
+
+    def console_answers(self) -> bool:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/login/", timeout=2) as r:
+                return bool(r.status == 200)
+        except OSError:
+            return False
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+@pytest.fixture
+def up(worker_env: dict[str, str], tmp_path: Path) -> Iterator[Up]:
+    running = Up(worker_env, tmp_path / "up.log", free_port())
+    try:
+        wait_for(lambda: {"worker-1", "worker-2", "console"} <= set(running.pids()), what="up")
+        wait_for(running.console_answers, what="the console")
+        yield running
+    finally:
+        if running.proc.poll() is None:
+            running.proc.send_signal(signal.SIGINT)
+            try:
+                running.proc.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                running.proc.kill()
+        for pid in running.pids().values():
+            if alive(pid):
+                os.kill(pid, signal.SIGKILL)
+
+
+def test_up_restarts_a_killed_worker_and_keeps_the_others(up: Up) -> None:
+    before = up.pids()
+    os.kill(before["worker-2"], signal.SIGKILL)
+
+    wait_for(lambda: "worker-2 restarted" in up.output(), what="worker-2 to come back")
+    after = up.pids()
+    assert after["worker-2"] != before["worker-2"] and alive(after["worker-2"])
+    assert f"worker-2 (pid {before['worker-2']}) killed by SIGKILL" in up.output()
+    assert after["worker-1"] == before["worker-1"] and alive(before["worker-1"])
+    assert after["console"] == before["console"] and alive(before["console"])
+    assert up.console_answers()
+    assert up.proc.poll() is None
+
+
+def test_up_stops_every_child_on_ctrl_c(up: Up) -> None:
+    pids = up.pids()
+    up.proc.send_signal(signal.SIGINT)
+    assert up.proc.wait(timeout=60) == 0
+    assert [name for name, pid in pids.items() if alive(pid)] == []
+    assert "all processes stopped" in up.output()

@@ -1,0 +1,17 @@
+"""Settings for the test suite: the project's own, in development and demo mode.
+
+The suite exercises the demo agents, the example apps and the ``demo`` webhook source, and its
+subprocesses (runworker, daphne, ``up``) copy this process's environment: so the variables go
+into the environment, before ``console.settings`` reads them. A variable already set wins.
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("DEBUG", "1")
+os.environ.setdefault("STREAMDESK_DEMO", "1")
+# Fixed so no test writes a generated key into .streamdesk/; it protects nothing.
+os.environ.setdefault("SECRET_KEY", "tests-only-not-a-secret-" + "x" * 40)
+
+from console.settings import *  # noqa: F403
