@@ -8,7 +8,13 @@ class ConsoleConfig(AppConfig):
     verbose_name = "Streamdesk console"
 
     def ready(self) -> None:
-        # A wrong webhook source stops start-up with its name, not the first delivery.
+        from django.contrib.auth.signals import user_logged_in, user_login_failed
+
+        from console import throttle
         from console.webhooks import webhook_sources
 
+        # A wrong webhook source stops start-up with its name, not the first delivery.
         webhook_sources()
+        # Every password check counts, whichever page made it (console/throttle.py).
+        user_login_failed.connect(throttle.on_login_failed, dispatch_uid="streamdesk-throttle")
+        user_logged_in.connect(throttle.on_logged_in, dispatch_uid="streamdesk-throttle")

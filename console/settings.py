@@ -16,6 +16,7 @@ from pathlib import Path
 import dj_database_url
 
 from console.environment import env_bool, env_int, env_list, proxy_ssl_header, secret_key
+from console.throttle import ThrottleConfig
 from workers.config import options_from_env
 from workers.datadir import private_dir, private_file
 from workers.llm.config import llm_config_from_env
@@ -140,6 +141,12 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     }
 CHANNEL_LAYERS = {"default": {"BACKEND": "console.runtime.ChannelLayer"}}
 
+# Failed sign-ins are throttled per user and per address (console/throttle.py, docs/console.md).
+AUTHENTICATION_BACKENDS = [
+    "console.throttle.SignInThrottle",
+    "django.contrib.auth.backends.ModelBackend",
+]
+STREAMDESK_LOGIN_THROTTLE = ThrottleConfig.from_env(os.environ)
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "overview"
 LOGOUT_REDIRECT_URL = "login"

@@ -5,7 +5,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
 from console import api
-from console.views import actions, dashboard, events, records, streams
+from console.views import access, actions, dashboard, events, records, streams
 from console.webhooks import receive_webhook
 
 urlpatterns = [
@@ -31,9 +31,7 @@ urlpatterns = [
     path("hooks/<str:source>/", receive_webhook, name="webhook"),
     path(
         "login/",
-        auth_views.LoginView.as_view(
-            template_name="console/login.html", redirect_authenticated_user=True
-        ),
+        access.LoginView.as_view(),
         name="login",
     ),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),

@@ -76,3 +76,8 @@ class Keys:
     def console_sampler(self) -> str:
         """Which console process writes the shared history (a key with a short expiry)."""
         return f"{self.prefix}console:sampler"
+
+    def sign_in_failures(self, scope: str, who: str) -> str:
+        """Failed sign-ins in the current throttle window (a counter with an expiry):
+        ``scope`` is ``user``, ``address`` or ``token``, ``who`` a digest of the name."""
+        return f"{self.prefix}throttle:{scope}:{who}"

@@ -6,11 +6,13 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
+from django.contrib.auth import views as auth_views
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
-from django.http import HttpRequest, HttpResponseBase
+from django.http import HttpRequest, HttpResponse, HttpResponseBase
 from django_htmx.middleware import HtmxDetails
 
+from console import throttle
 from console.roles import can_operate, can_view
 
 View = Callable[..., HttpResponseBase]
@@ -48,3 +50,22 @@ def operator_required(view: View) -> View:
         return view(request, *args, **kwargs)
 
     return wrapper
+
+
+class LoginView(auth_views.LoginView):
+    """Django's sign-in page, answering 429 with the wait while the typed user or the
+    address has too many recent failures (console/throttle.py); the password is not checked."""
+
+    template_name = "console/login.html"
+    redirect_authenticated_user = True
+
+    def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        username = str(request.POST.get("username", ""))
+        wait_s = throttle.throttle().wait_s(username, throttle.client_address(request))
+        if not wait_s:
+            return super().post(request, *args, **kwargs)
+        form = self.get_form_class()(request, initial={"username": username})
+        context = self.get_context_data(form=form, throttled=throttle.too_many(wait_s))
+        response = self.render_to_response(context, status=429)
+        response["Retry-After"] = str(wait_s)
+        return response
