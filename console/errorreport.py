@@ -19,7 +19,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from django.conf import settings
-from django.http import HttpRequest
+from django.http import HttpRequest, QueryDict
 from django.utils.safestring import SafeString, mark_safe
 from django.views.debug import ExceptionReporter, SafeExceptionReporterFilter
 
@@ -58,6 +58,18 @@ class SecretsFilter(SafeExceptionReporterFilter):
         cleansed = super().cleanse_setting(key, value)
         return redact_text(cleansed) if isinstance(cleansed, str) else cleansed
 
+    def mask_by_name(self, params: QueryDict) -> QueryDict:
+        """Query or form fields whose names look secret (``password``, ``token``...)."""
+        masked = params.copy()
+        for name in masked:
+            if HIDDEN.search(name):
+                masked[name] = self.cleansed_substitute
+        return masked
+
+    def get_post_parameters(self, request: HttpRequest | None) -> QueryDict:
+        posted = super().get_post_parameters(request)
+        return self.mask_by_name(posted) if isinstance(posted, QueryDict) else posted
+
     def get_traceback_frame_variables(
         self, request: HttpRequest | None, tb_frame: FrameType
     ) -> ItemsView[str, Any]:
@@ -88,6 +100,13 @@ def mask_secrets(text: str) -> str:
 
 class SecretsReporter(ExceptionReporter):
     """The report, HTML or text, with every configured secret masked at the end."""
+
+    def get_traceback_data(self) -> dict[str, Any]:
+        data = super().get_traceback_data()
+        if self.request is not None and isinstance(self.filter, SecretsFilter):
+            # Django lists the query string's fields unfiltered.
+            data["request_GET_items"] = self.filter.mask_by_name(self.request.GET).items()
+        return data
 
     # Masking replaces plain text in a page Django already escaped: it stays safe.
     def get_traceback_html(self) -> SafeString:
