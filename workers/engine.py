@@ -34,10 +34,11 @@ from workers.housekeeping import Housekeeper
 from workers.intake import Rejected, Runnable, sort_deliveries
 from workers.invoke import context_for, invoke
 from workers.llm.config import LLMConfig
+from workers.outcomes import Settled
 from workers.ratelimit import Budget, Limiter
 from workers.reclaim import Reclaimer
 from workers.registry import Registry
-from workers.settle import Settled, Settler
+from workers.settle import Settler
 from workers.steps import Timeline
 from workers.stores import DoneCheck, RunStore, WorkerSteps
 

@@ -16,6 +16,13 @@ class Decision:
     verdict: Verdict
     # How long the entry should look idle before another worker may reclaim it.
     retry_in_ms: int = 0
+    # Why a dead one is dead-lettered: the dead letter's and the timeline's ``reason``.
+    reason: str = "max-deliveries"
+
+
+# The database refused to store the outcome (DataError, a CHECK, a value no adapter takes):
+# a retry would be refused the same way.
+UNSTORABLE = Decision(Verdict.DEAD, reason="unstorable")
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,7 +20,14 @@ import sqlite3
 from contextlib import AbstractContextManager
 from typing import Any
 
-from django.db import connection, transaction
+from django.db import (
+    InterfaceError,
+    InternalError,
+    OperationalError,
+    ProgrammingError,
+    connection,
+    transaction,
+)
 from django.utils import timezone
 
 from workers import durable, timeline
@@ -28,6 +35,7 @@ from workers.models import AgentRun, RunStatus
 from workers.records import Finish, Run, StepWrite, Usage
 from workers.sql import CHUNK_ROWS, Adapters, adapters, placeholders, raw_cursor
 from workers.steps import StepRecord
+from workers.storable import storable_text
 
 TABLE = AgentRun._meta.db_table
 COLUMNS = (
@@ -41,6 +49,7 @@ COLUMNS = (
 USAGE = ("llm_calls", "prompt_tokens", "completion_tokens", "cost_usd")
 UPDATED = [c for c in COLUMNS if c not in ("event_hash", "created_at")]
 SUCCEEDED = RunStatus.SUCCEEDED.value
+TRANSIENT_ERRORS = (OperationalError, InterfaceError, InternalError, ProgrammingError)
 
 
 def upsert_sql(fenced: bool) -> str:
@@ -120,7 +129,8 @@ def _values(
         run.entry_id, status, run.token, run.deliveries, run.lease, fence, run.consumer, now,
         adapt.time(run.started_at), now if finish else None,
         finish.duration_ms if finish else None,
-        adapt.json(finish.result if finish else None), finish.error if finish else "",
+        adapt.json(finish.result if finish else None),
+        storable_text(finish.error) if finish else "",
         usage.calls, usage.prompt_tokens, usage.completion_tokens, usage.cost_usd,
     ]  # fmt: skip
 
@@ -138,6 +148,17 @@ class RunStore:
     def close(self) -> None:
         """Close this thread's connection (the engine calls it from its database thread)."""
         connection.close()
+
+    @staticmethod
+    def transient(exc: BaseException) -> bool:
+        """True for an error that waiting can cure: a lost connection, a lock, a timeout, a
+        serialization failure or deadlock (``OperationalError``), and a missing table or an
+        aborted transaction (a deployment in progress, never a fault of the row). Anything
+        else (``DataError``, ``IntegrityError``, a value no adapter takes) is the row's."""
+        # The hot path's raw cursors raise the driver's own (PEP 249) errors.
+        db: Any = getattr(connection, "Database")  # noqa: B009 (untyped in django-stubs)
+        raw = (db.OperationalError, db.InterfaceError, db.InternalError, db.ProgrammingError)
+        return isinstance(exc, TRANSIENT_ERRORS + raw)
 
     def done_among(self, hashes: list[str]) -> set[str]:
         """Before agents start: which of these events already succeeded (duplicates)."""

@@ -14,7 +14,7 @@ import asyncio
 import logging
 from collections import Counter
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -25,8 +25,10 @@ from workers.bus import Delivery
 from workers.deadletter import DeadLetter, queue_dead_letter
 from workers.defer import queue_defer
 from workers.intake import Rejected
-from workers.records import Finish, Usage
+from workers.outcomes import Settled, Stored, merge, sort_outcomes, spent_by_type
+from workers.records import Finish
 from workers.retry import Decision, Verdict
+from workers.storable import storable_message
 
 if TYPE_CHECKING:
     from workers.attempts import Attempt
@@ -37,38 +39,6 @@ T = TypeVar("T")
 
 LINGER_S = 0.003
 LINGER_BELOW = 8  # outcomes queued: with this many or more, settle at once
-
-
-@dataclass(slots=True, eq=False)
-class Settled:
-    attempt: Attempt
-    ok: bool
-    result: Any = None
-    error: str = ""
-    duration_ms: float = 0.0
-    # Its ran step is not written yet (steps.py): a failure writes it, a commit needs none.
-    start_unwritten: bool = False
-    # Its timeline steps are written (a settle retried after a Redis outage skips them).
-    recorded: bool = False
-    # Deferred for a rate budget: rerun in this many ms (neither a success nor a failure).
-    wait_ms: int | None = None
-    # The run's model usage (stored steps included), and what this attempt paid for.
-    usage: Usage = field(default_factory=Usage)
-    spent: Usage = field(default_factory=Usage)
-
-    def finish(self, dead: bool = False) -> Finish:
-        return Finish(self.attempt.run, self.duration_ms, self.result, self.error, dead, self.usage)
-
-
-@dataclass(frozen=True, slots=True)
-class Stored:
-    """A batch written to the database, sorted for its Redis pipeline."""
-
-    oks: list[Settled]
-    fails: list[Settled]
-    decisions: list[Decision]
-    deferred: list[Settled]
-    committed: set[str]
 
 
 class Settler:
@@ -141,15 +111,35 @@ class Settler:
             delay = min(delay * 2, 5.0)
 
     async def _store(self, batch: list[Settled]) -> Stored:
-        oks = [s for s in batch if s.ok]
-        deferred = [s for s in batch if s.wait_ms is not None]
-        fails = [s for s in batch if not s.ok and s.wait_ms is None]
-        policy = self.config.retry_policy
-        decisions = [policy.after_failure(s.attempt.delivery.deliveries) for s in fails]
-        committed = await self.worker.db.call(self._write, (oks, fails, decisions, deferred))
+        """One transaction for the batch. A transient error is raised (``_until_done`` backs
+        off and retries); any other means a row the database refuses for good: halving finds
+        it, the rest is stored, and that outcome alone is dead-lettered as unstorable."""
+        stored = sort_outcomes(batch, self.config.retry_policy)
+        try:
+            committed = await self.worker.db.call(self._write, stored)
+        except Exception as exc:
+            if self.worker.store.transient(exc):
+                raise
+            return await self._store_apart(batch, exc)
         for s in batch:
             s.recorded = True
-        return Stored(oks, fails, decisions, deferred, committed)
+        return replace(stored, committed=committed)
+
+    async def _store_apart(self, batch: list[Settled], exc: Exception) -> Stored:
+        if len(batch) > 1:
+            half = len(batch) // 2
+            return merge([await self._store(batch[:half]), await self._store(batch[half:])])
+        (s,) = batch
+        attempt = s.attempt
+        extra = {"event_hash": attempt.event_hash, "entry_id": attempt.delivery.entry_id}
+        if s.refused:
+            # Even its dead record was refused: the dead letter in Redis is all that is kept.
+            log.error("its dead record cannot be stored either (%s)", exc, extra=extra)
+            s.recorded = True
+            return sort_outcomes(batch, self.config.retry_policy)
+        log.error("an outcome cannot be stored (%s): dead-lettering it", exc, extra=extra)
+        s.refuse(storable_message(exc))
+        return await self._store(batch)
 
     async def _announce(self, batch: list[Settled], stored: Stored) -> None:
         """The gate, XACK and counters of a stored batch, in one round trip."""
@@ -157,11 +147,11 @@ class Settler:
         async with self.worker.client.pipeline(transaction=False) as pipe:
             duplicates = self._queue_successes(pipe, stored.oks, stored.committed, counts)
             for s, decision in zip(stored.fails, stored.decisions, strict=True):
-                self._queue_failure(pipe, s, decision.verdict, decision.retry_in_ms, counts)
+                self._queue_failure(pipe, s, decision, counts)
             for s in stored.deferred:
                 self._queue_deferral(pipe, s, counts)
             stats.queue_counts(pipe, self.worker.keys, self.config.stream, counts)
-            stats.queue_usage(pipe, self.worker.keys, _spent_by_type(batch))
+            stats.queue_usage(pipe, self.worker.keys, spent_by_type(batch))
             await pipe.execute()
         self.worker.timeline.acked_with(duplicates)
         for s in stored.deferred:
@@ -170,19 +160,16 @@ class Settler:
         for s in batch:
             self.worker.finished(s.attempt)
 
-    def _write(
-        self, outcomes: tuple[list[Settled], list[Settled], list[Decision], list[Settled]]
-    ) -> set[str]:
+    def _write(self, stored: Stored) -> set[str]:
         """In the database thread, one transaction: results, failures, their timeline steps.
         Returns the leases that committed."""
-        oks, fails, decisions, deferred = outcomes
         store = self.worker.store
-        committed = store.commit([s.finish() for s in oks])
-        if fails:
-            dead = [d.verdict is Verdict.DEAD for d in decisions]
-            store.fail([s.finish(d) for s, d in zip(fails, dead, strict=True)])
-        steps = self.worker.timeline.settled(oks, committed, fails, decisions)
-        steps += self.worker.timeline.deferred(deferred)
+        committed = store.commit([s.finish() for s in stored.oks])
+        if stored.fails:
+            dead = [d.verdict is Verdict.DEAD for d in stored.decisions]
+            store.fail([s.finish(d) for s, d in zip(stored.fails, dead, strict=True)])
+        steps = self.worker.timeline.settled(stored.oks, committed, stored.fails, stored.decisions)
+        steps += self.worker.timeline.deferred(stored.deferred)
         if steps:
             store.record(steps)
         return committed
@@ -211,15 +198,16 @@ class Settler:
         return duplicates
 
     def _queue_failure(
-        self, pipe: Pipeline, s: Settled, verdict: Verdict, retry_in_ms: int, counts: Counter[str]
+        self, pipe: Pipeline, s: Settled, decision: Decision, counts: Counter[str]
     ) -> None:
         attempt = s.attempt
         counts["failed"] += 1
         self.worker.gate.queue_release(pipe, attempt.event_hash, attempt.owner, attempt.token)
-        if verdict is Verdict.DEAD:
-            queue_dead_letter(pipe, self._letter(attempt.delivery, "max-deliveries", s.error))
+        if decision.verdict is Verdict.DEAD:
+            queue_dead_letter(pipe, self._letter(attempt.delivery, decision.reason, s.error))
             counts["dead_lettered"] += 1
             return
+        retry_in_ms = decision.retry_in_ms
         # Make the entry look idle for all but ``retry_in_ms`` of the reclaim time, so the
         # next XAUTOCLAIM (by any worker) picks it up after the backoff, not a full idle time.
         ids: list[Any] = list(attempt.entry_ids)
@@ -293,7 +281,7 @@ class Settler:
         self.worker.timeline.read_outcomes(rejected, hits, busy)
         closing = [Finish(r.run, None, error=r.error, dead=True) for r in rejected if r.run]
         if closing:
-            await self.worker.db.call(self.worker.store.mark_dead, closing)
+            await self._close_dead(closing)
         if deleted:
             await self._ack_deleted(deleted)
         acks = [d.entry_id for d in hits]
@@ -314,6 +302,16 @@ class Settler:
                 self._queue_recheck(pipe, d)
             stats.queue_counts(pipe, self.worker.keys, self.config.stream, counts)
             await pipe.execute()
+
+    async def _close_dead(self, closing: list[Finish]) -> None:
+        """Their runs' rows as dead-lettered. Rows the database refuses for good are left as
+        they are: the dead letters hold the record, and the entries must not stay pending."""
+        try:
+            await self.worker.db.call(self.worker.store.mark_dead, closing)
+        except Exception as exc:
+            if self.worker.store.transient(exc):
+                raise
+            log.error("the database refused %d dead records: %s", len(closing), exc)
 
     async def _ack_deleted(self, deleted: list[Delivery]) -> None:
         """Count what XACK really removed: XAUTOCLAIM may have dropped the same ids already
@@ -357,11 +355,3 @@ class Settler:
             for a in attempts:
                 self.worker.gate.queue_release(pipe, a.event_hash, a.owner, a.token)
             await pipe.execute()
-
-
-def _spent_by_type(batch: list[Settled]) -> dict[str, Usage]:
-    out: dict[str, Usage] = {}
-    for s in batch:
-        if s.spent.calls:
-            out.setdefault(s.attempt.runnable.event.type, Usage()).merge(s.spent)
-    return out

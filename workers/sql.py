@@ -14,6 +14,8 @@ from typing import Any
 from django.conf import settings
 from django.db import connection
 
+from workers.storable import strict_json
+
 # Rows per statement: far under SQLite's 32766 bound variables.
 CHUNK_ROWS = 500
 
@@ -43,14 +45,18 @@ class Adapters:
 
 
 def adapters() -> Adapters:
-    ops = connection.ops
-    adapt_json = ops.adapt_json_value
+    return Adapters(time=_time_adapter(), json=_json_adapter())
 
-    def json_value(value: Any) -> Any:
-        # As JSONField.get_db_prep_save: None is SQL NULL.
-        return None if value is None else adapt_json(value, None)
 
-    return Adapters(time=_time_adapter(), json=json_value)
+def _json_adapter() -> Callable[[Any], Any]:
+    """As ``JSONField.get_db_prep_save`` (None is SQL NULL), but strict: NaN or Infinity
+    raise ``ValueError`` here, with a message that says so, instead of reaching a database
+    that refuses them with a CHECK or parse error."""
+    if connection.vendor == "postgresql":
+        from psycopg.types.json import Jsonb
+
+        return lambda value: None if value is None else Jsonb(value, dumps=strict_json)
+    return lambda value: None if value is None else strict_json(value)
 
 
 def _time_adapter() -> Callable[[datetime | None], Any]:

@@ -28,8 +28,8 @@ if TYPE_CHECKING:  # only types: models.py imports this module, and nothing of t
     from workers.bus import Delivery
     from workers.config import EngineConfig
     from workers.intake import Rejected
+    from workers.outcomes import Settled
     from workers.retry import Decision
-    from workers.settle import Settled
 
 MAX_DETAIL_CHARS = 2000
 # How long a first delivery's ran step waits in memory: a quick success never needs it.
@@ -193,14 +193,14 @@ class Timeline:
             if s.recorded:
                 continue
             dead = decision.verdict is Verdict.DEAD
-            plan = "no deliveries left" if dead else f"retry in {decision.retry_in_ms} ms"
+            plan = _plan(decision)
             error, delivery = summary(s.error), s.attempt.delivery
             steps += [self.ran_step(s.attempt)] if s.start_unwritten else []
             steps.append(
                 self.step(delivery, Kind.FAILED, at, clip(f"{error}; {plan}\n\n{s.error}"))
             )
             if dead:
-                detail = clip(f"max-deliveries: {error}")
+                detail = clip(f"{decision.reason}: {error}")
                 steps.append(self.step(delivery, Kind.DEAD_LETTERED, at, detail))
         return steps
 
@@ -250,3 +250,9 @@ class Timeline:
                 for i in entry_ids
             ]
         )
+
+
+def _plan(decision: Decision) -> str:
+    if decision.verdict is Verdict.RETRY:
+        return f"retry in {decision.retry_in_ms} ms"
+    return "no deliveries left" if decision.reason == "max-deliveries" else decision.reason

@@ -19,6 +19,7 @@ from django.utils import timezone
 from workers.models import AgentRun, RunStatus, TimelineStep
 from workers.sql import db_time, insert_rows, placeholders, raw_cursor
 from workers.steps import Kind, StepRecord
+from workers.storable import storable_text
 
 PUBLISHED = "published"
 TABLE = TimelineStep._meta.db_table
@@ -105,7 +106,7 @@ def insert(steps: list[StepRecord]) -> None:
 def _row(event_hash: str, s: StepRecord) -> list[object]:
     return [
         event_hash, s.stream, s.entry_id, db_time(s.at), s.kind.value, s.consumer, s.attempt,
-        s.detail,
+        storable_text(s.detail),
     ]  # fmt: skip
 
 
