@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Generic, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from workers.errors import EventDecodeError, EventTooLarge, InvalidEnvelope
 
@@ -42,6 +42,19 @@ class Envelope(BaseModel):
     def to_json(self) -> str:
         return self.model_dump_json(exclude_none=True)
 
+    @model_validator(mode="after")
+    def _no_nul(self) -> Envelope:
+        # PostgreSQL's text columns cannot hold U+0000: refused here, with a clear error,
+        # rather than by the database after the agent ran.
+        for name in _TEXT_ATTRIBUTES:
+            value = getattr(self, name)
+            if value is not None and "\x00" in value:
+                raise ValueError(f"{name} must not contain the NUL character (U+0000)")
+        return self
+
+
+_TEXT_ATTRIBUTES = ("type", "source", "id", "subject", "idempotencykey")
+
 
 # One encoder for every call: json.dumps() with options builds a new one each time.
 _CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
@@ -66,6 +79,8 @@ def event_hash(envelope: Envelope) -> str:
 def first_error(exc: ValidationError) -> str:
     """``field.path: message`` for the first problem pydantic found."""
     err = exc.errors()[0]
+    if not err["loc"] and err["type"] == "value_error":
+        return str(err["ctx"]["error"])  # a whole-envelope check names its own field
     where = ".".join(str(p) for p in err["loc"]) or "(root)"
     return f"{where}: {err['msg']}"
 
@@ -79,7 +94,7 @@ def decode_envelope(raw: bytes | str | None, max_bytes: int = DEFAULT_MAX_EVENT_
         raise EventTooLarge(f"event is {size} bytes, over the limit of {max_bytes}")
     try:
         # One pass in pydantic's Rust parser: JSON and envelope checked together.
-        return Envelope.model_validate_json(raw)
+        envelope = Envelope.model_validate_json(raw)
     except ValidationError as exc:
         err = exc.errors()[0]
         if err["type"] == "json_invalid":
@@ -88,6 +103,32 @@ def decode_envelope(raw: bytes | str | None, max_bytes: int = DEFAULT_MAX_EVENT_
             kind = type(json.loads(raw)).__name__
             raise EventDecodeError(f"the 'event' field is JSON {kind}, not an object") from exc
         raise InvalidEnvelope(first_error(exc)) from exc
+    _refuse_non_json_numbers(raw)
+    return envelope
+
+
+def _refuse_non_json_numbers(raw: bytes | str) -> None:
+    """The parser takes NaN and Infinity, which JSON does not have (no database stores them
+    as JSON). Rare: looked for only when the text holds one of the words at all."""
+    if isinstance(raw, bytes):
+        suspect = b"NaN" in raw or b"Infinity" in raw
+    else:
+        suspect = "NaN" in raw or "Infinity" in raw
+    if not suspect:
+        return
+    try:
+        strict_loads(raw)
+    except ValueError as exc:
+        raise EventDecodeError(f"the 'event' field is not JSON: {exc}") from exc
+
+
+def strict_loads(text: bytes | str) -> Any:
+    """``json.loads`` without the NaN and Infinity that JSON does not have."""
+    return json.loads(text, parse_constant=_refuse_constant)
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
 
 
 def now_utc() -> datetime:

@@ -10,7 +10,7 @@ import redis
 from django.core.management import CommandError, call_command
 
 from workers import publish
-from workers.errors import InvalidEventData, UnknownEventType
+from workers.errors import InvalidEnvelope, InvalidEventData, UnknownEventType
 from workers.events import decode_envelope, event_hash
 
 STREAM = "streamdesk:events"
@@ -39,6 +39,12 @@ def test_publish_unknown_type_writes_nothing(r: redis.Redis) -> None:
 def test_publish_invalid_data_names_the_field_and_writes_nothing(r: redis.Redis) -> None:
     with pytest.raises(InvalidEventData, match=r"data\.ms"):
         publish("demo.sleep", {"ms": "soon"})
+    assert not r.exists(STREAM)
+
+
+def test_publish_nul_in_an_attribute_is_refused_and_writes_nothing(r: redis.Redis) -> None:
+    with pytest.raises(InvalidEnvelope, match=r"^subject must not contain the NUL character"):
+        publish("demo.echo", {}, subject="order\x00 42")
     assert not r.exists(STREAM)
 
 
@@ -73,6 +79,12 @@ def test_cli_prints_one_entry_id_per_line(r: redis.Redis) -> None:
 def test_cli_rejects_bad_json(r: redis.Redis) -> None:
     with pytest.raises(CommandError, match="--data is not valid JSON"):
         call_command("publish", "demo.echo", "--data", "{nope")
+
+
+def test_cli_rejects_nan_in_data(r: redis.Redis) -> None:
+    with pytest.raises(CommandError, match="--data is not valid JSON: NaN is not a JSON number"):
+        call_command("publish", "demo.echo", "--data", '{"n": NaN}')
+    assert not r.exists(STREAM)
 
 
 def test_cli_rejects_invalid_data(r: redis.Redis) -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from argparse import ArgumentParser
 from typing import Any
 
@@ -10,13 +9,14 @@ from django.core.management.base import BaseCommand, CommandError
 
 from workers import keys
 from workers.errors import StreamdeskError
+from workers.events import strict_loads
 from workers.producer import build_envelope, publish_envelopes
 from workers.runtime import redis_client
 
 
 def json_object(text: str, flag: str) -> dict[str, Any]:
     try:
-        value = json.loads(text)
+        value = strict_loads(text)
     except ValueError as exc:
         raise CommandError(f"{flag} is not valid JSON: {exc}") from exc
     if not isinstance(value, dict):
