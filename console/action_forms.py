@@ -59,8 +59,8 @@ class DeadLetterForm(IdsForm):
     reason = forms.CharField(max_length=1_000)
 
 
-class GroupForm(forms.Form):
-    """Pause and resume take nothing but the group in the URL."""
+class GroupForm(DryRunForm):
+    """Pause and resume take nothing but the group in the URL (and ``dry_run``)."""
 
 
 def _ms(value: datetime | None) -> int:

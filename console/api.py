@@ -17,7 +17,7 @@ from django.urls import path
 from django.utils import timezone
 from django.views.decorators.csrf import csrf_exempt
 
-from console import action_forms, services
+from console import action_forms, services, throttle
 from console.roles import can_operate, can_view
 from console.runtime import keys
 from console.sample import collect
@@ -29,6 +29,7 @@ from workers.runtime import rate_budgets, redis_client
 from workers.tokens import hash_token
 
 JsonView = Callable[..., JsonResponse]
+SAFE_METHODS = ("GET", "HEAD", "OPTIONS", "TRACE")
 
 
 def error(status: int, message: str, **extra: Any) -> JsonResponse:
@@ -56,20 +57,48 @@ def _csrf_failure(request: HttpRequest) -> HttpResponse | None:
     return check.process_view(request, lambda r: HttpResponse(), (), {})
 
 
+def _authenticate(request: HttpRequest) -> Any | JsonResponse:
+    """The token's user, the session's, or the error to answer. Bad tokens count against
+    the caller's address like failed sign-ins (console/throttle.py)."""
+    if "Authorization" not in request.headers:
+        user = request.user
+        if request.method not in SAFE_METHODS and user.is_authenticated and _csrf_failure(request):
+            return error(403, "CSRF check failed: send the X-CSRFToken header")
+        return user
+    limiter, address = throttle.throttle(), throttle.client_address(request)
+    wait_s = limiter.wait_s("", address, throttle.TOKEN)
+    if wait_s:
+        return _too_many(wait_s)
+    user = _token_user(request)
+    if user is None:
+        limiter.failed("", address, throttle.TOKEN)
+        return error(401, "invalid or revoked API token")
+    return user
+
+
+def _too_many(wait_s: int) -> JsonResponse:
+    response = error(429, throttle.too_many(wait_s, "invalid API tokens from this address"))
+    response["Retry-After"] = str(wait_s)
+    return response
+
+
 def api_view(*, operate: bool) -> Callable[[JsonView], JsonView]:
-    """Token or session auth (session writes need CSRF); 401, then 403 for the wrong role."""
+    """Actions answer POST only, reads GET and HEAD only (405 otherwise), so no link or
+    cross-site navigation can act. Token or session auth (session writes need CSRF);
+    401, then 403 for the wrong role."""
+    methods = ("POST",) if operate else ("GET", "HEAD")
 
     def decorate(view: JsonView) -> JsonView:
         @csrf_exempt
         @functools.wraps(view)
         def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> JsonResponse:
-            user = _token_user(request)
-            if user is None and "Authorization" in request.headers:
-                return error(401, "invalid or revoked API token")
-            if user is None:
-                user = request.user
-                if request.method == "POST" and user.is_authenticated and _csrf_failure(request):
-                    return error(403, "CSRF check failed: send the X-CSRFToken header")
+            if request.method not in methods:
+                response = error(405, f"use {' or '.join(methods)}, not {request.method}")
+                response["Allow"] = ", ".join(methods)
+                return response
+            user = _authenticate(request)
+            if isinstance(user, JsonResponse):
+                return user
             if not user.is_authenticated:
                 return error(401, "authenticate with a session or 'Authorization: Bearer <token>'")
             allowed = can_operate(user) if operate else can_view(user)
@@ -101,6 +130,15 @@ def _outcome(call: Callable[[], Any]) -> JsonResponse:
     return JsonResponse(outcome.as_dict(), status=202 if outcome.job_id else 200)
 
 
+def _unknown_fields(data: dict[str, Any], form: type[Any]) -> JsonResponse | None:
+    """A field the action does not take is an error, never ignored: ``dry_run`` sent to an
+    action without a dry run would otherwise act for real."""
+    unknown = sorted(set(data) - set(form.base_fields))
+    if not unknown:
+        return None
+    return error(400, f"{unknown[0]}: not accepted here", accepted=sorted(form.base_fields))
+
+
 def _form_errors(form: Any) -> JsonResponse:
     field, messages = next(iter(form.errors.items()))
     return error(400, f"{field}: {messages[0]}", fields=form.errors)
@@ -115,6 +153,9 @@ def _act(
         return error(404, f"no action {action!r}", actions=sorted(table))
     if data is None:
         return error(400, "the body must be a JSON object")
+    unknown = _unknown_fields(data, spec.form)
+    if unknown:
+        return unknown
     form = spec.form(data)
     if not form.is_valid():
         return _form_errors(form)
@@ -152,7 +193,12 @@ def dead_preview(request: HttpRequest, stream: str) -> JsonResponse:
 
 @api_view(operate=True)
 def rerun(request: HttpRequest, event_hash: str) -> JsonResponse:
-    data = _body(request) or {}
+    data = _body(request)
+    if data is None:
+        return error(400, "the body must be a JSON object")
+    unknown = _unknown_fields(data, action_forms.RerunForm)
+    if unknown:
+        return unknown
     form = action_forms.RerunForm(data)
     if not form.is_valid():
         return _form_errors(form)

@@ -81,13 +81,17 @@ GROUP_ACTIONS: dict[str, Action] = {
     "pause": Action(
         "Pause",
         f.GroupForm,
-        lambda a, where, d: operations.pause(a, where["stream"], where["group"]),
+        lambda a, where, d: operations.pause(
+            a, where["stream"], where["group"], dry_run=d["dry_run"]
+        ),
         confirm="Pause this group? Workers stop taking new entries within a second.",
     ),
     "resume": Action(
         "Resume",
         f.GroupForm,
-        lambda a, where, d: operations.resume(a, where["stream"], where["group"]),
+        lambda a, where, d: operations.resume(
+            a, where["stream"], where["group"], dry_run=d["dry_run"]
+        ),
     ),
 }
 

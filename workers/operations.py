@@ -250,6 +250,7 @@ def pause(
     actor: Actor,
     stream: str,
     group: str,
+    dry_run: bool = False,
     *,
     client: redis.Redis | None = None,
     keys: Keys | None = None,
@@ -258,6 +259,11 @@ def pause(
     stream, group = inputs.stream(stream), inputs.name("group", group)
     entry = Entry(actor, Action.PAUSE, stream, group)
     c, k = _client(client), _keys(keys)
+    if dry_run:
+        already = actions.paused(c, k, stream, group)
+        entry.count = int(already is None)
+        entry.detail = f"already paused by {already}" if already else "would pause"
+        return _dry_run(entry)
 
     def step() -> None:
         already = actions.paused(c, k, stream, group)
@@ -274,6 +280,7 @@ def resume(
     actor: Actor,
     stream: str,
     group: str,
+    dry_run: bool = False,
     *,
     client: redis.Redis | None = None,
     keys: Keys | None = None,
@@ -281,6 +288,11 @@ def resume(
     stream, group = inputs.stream(stream), inputs.name("group", group)
     entry = Entry(actor, Action.RESUME, stream, group)
     c, k = _client(client), _keys(keys)
+    if dry_run:
+        was_paused = actions.paused(c, k, stream, group) is not None
+        entry.count = int(was_paused)
+        entry.detail = "would resume" if was_paused else "was not paused"
+        return _dry_run(entry)
 
     def step() -> None:
         was_paused = actions.resume(c, k, stream, group)

@@ -6,8 +6,9 @@ from typing import Any
 
 import pytest
 import redis
-from django.test import Client
+from django.test import Client, override_settings
 
+from console.throttle import ThrottleConfig
 from tests.console.conftest import STREAM
 from tests.console.test_actions import API_GROUP, pending_entries
 from workers.keys import dead_stream
@@ -15,6 +16,8 @@ from workers.models import AuditRecord
 from workers.tokens import new_token
 
 pytestmark = pytest.mark.django_db(transaction=True)
+
+THROTTLE = ThrottleConfig(per_user=100, per_address=3, window_s=600)
 
 
 def test_api_token_runs_an_action(r: redis.Redis, operator: Any) -> None:
@@ -120,3 +123,16 @@ def test_api_purge_rerun_and_job(r: redis.Redis, operator: Any, traffic: list[st
     preview = client.get(f"/api/streams/{STREAM}/dead/preview/", headers=auth).json()
     assert preview == {"matching": 0, "already_done": 0, "scanned": 0, "complete": True}
     assert client.get("/api/jobs/999/", headers=auth).status_code == 404
+
+
+@override_settings(STREAMDESK_LOGIN_THROTTLE=THROTTLE)
+def test_api_bad_tokens_are_throttled_per_address(r: redis.Redis, operator: Any) -> None:
+    client, auth = api_client(operator)
+    bad = {"Authorization": "Bearer sd_not-a-token"}
+    for _ in range(3):
+        assert client.get("/api/streams/", headers=bad).status_code == 401
+    response = client.get("/api/streams/", headers=auth)
+    assert response.status_code == 429
+    assert "try again in 10 minutes" in response.json()["error"]
+    other = Client(REMOTE_ADDR="10.9.9.9")
+    assert other.get("/api/streams/", headers=auth).status_code == 200

@@ -17,8 +17,11 @@ class Command(ActionCommand):
 
     def add_arguments(self, parser: ArgumentParser) -> None:
         add_where(parser)
-        add_output(parser, dry_run=False)
+        add_output(parser)
 
     def handle(self, *args: Any, **options: Any) -> None:
         stream, group = where(options)
-        self.perform(options, lambda: operations.pause(cli_actor(), stream, group))
+        self.perform(
+            options,
+            lambda: operations.pause(cli_actor(), stream, group, dry_run=options["dry_run"]),
+        )
