@@ -24,13 +24,28 @@ def ensure_job_runner() -> None:
     with _lock:
         if _thread is not None and _thread.is_alive():
             return
-        from console.runtime import keys
-        from workers.jobs import JobRunner
-        from workers.runtime import redis_client
-
         owner = f"console:{socket.gethostname()}:{os.getpid()}"
-        runner = JobRunner(redis_client(), keys(), owner)
         _thread = threading.Thread(
-            target=runner.run_forever, args=(_stop,), name="streamdesk-jobs", daemon=True
+            target=_run_jobs, args=(owner,), name="streamdesk-jobs", daemon=True
         )
         _thread.start()
+
+
+def _run_jobs(owner: str) -> None:
+    """Connects in the thread, retrying: Redis down at start-up must neither fail the
+    request that starts the runner (a 500) nor leave the console without one."""
+    from console.runtime import keys
+    from workers.errors import RedisUnavailable
+    from workers.jobs import JobRunner
+    from workers.runtime import redis_client
+
+    delay_s = 0.1
+    while not _stop.is_set():
+        try:
+            client = redis_client()
+        except RedisUnavailable:
+            _stop.wait(delay_s)
+            delay_s = min(delay_s * 2, 5.0)
+            continue
+        JobRunner(client, keys(), owner).run_forever(_stop)
+        return
