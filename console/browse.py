@@ -7,24 +7,27 @@ cannot apply itself, at most MAX_SCAN entries; nothing walks a whole stream or P
 from __future__ import annotations
 
 import json
-import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, cast
 
 import redis
 
-from workers.errors import EventDecodeError
+from console.params import MAX_U64, valid_entry_id
+from workers.errors import EventError
 from workers.events import decode_envelope, event_hash
 from workers.keys import EVENT_FIELD, dead_stream
 
 PAGE_SIZE = 50
 # Pending entries read to fill one page when filtering by deliveries (XPENDING cannot).
 MAX_SCAN = 1_000
-ENTRY_ID = re.compile(r"^\d{1,20}(-\d{1,20})?$")
+# Nothing comes after the largest id: an exclusive range from it is an error in Redis.
+LAST_ID = f"{MAX_U64}-{MAX_U64}"
+# A malformed record's fields are shown raw, each cut to this.
+RAW_FIELD_CHARS = 500
 
 
 def valid_id(value: str) -> bool:
-    return bool(ENTRY_ID.match(value))
+    return valid_entry_id(value)
 
 
 def _ms(entry_id: str) -> int:
@@ -46,7 +49,7 @@ def summarize(raw: str | None) -> Summary:
         return Summary("(deleted)", "", "", 0)
     try:
         body = json.loads(raw)
-    except ValueError:
+    except (ValueError, RecursionError):  # nesting deeper than the parser goes is not JSON here
         return Summary("(not JSON)", "", "", len(raw))
     if not isinstance(body, dict):
         return Summary("(not an object)", "", "", len(raw))
@@ -62,7 +65,7 @@ def hash_of(raw: str | None) -> str | None:
     """The event hash, or None for a payload the engine could not decode either."""
     try:
         return event_hash(decode_envelope(raw))
-    except EventDecodeError:
+    except EventError:  # not JSON, no type, too large: the engine dead-letters those too
         return None
 
 
@@ -151,6 +154,9 @@ def pending_page(
     cursor = f"({after}" if after else "-"
     scanned, exhausted = 0, False
     while len(found) <= count and scanned < MAX_SCAN:
+        if cursor == f"({LAST_ID}":
+            exhausted = True
+            break
         want = min(count + 1, MAX_SCAN - scanned)
         batch = _xpending(client, stream, group, cursor, want, f)
         scanned += len(batch)
@@ -202,12 +208,50 @@ class DeadRow:
     by: str
     summary: Summary
     event_hash: str | None
+    # Why the letter is not what the engine writes ("" when it is), and then its raw fields.
+    malformed: str = ""
+    raw: list[tuple[str, str]] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)
 class DeadPage:
     rows: list[DeadRow]
     older: str | None
+
+
+def _deliveries(value: str | None) -> int | None:
+    """The delivery count as the engine writes it, None for anything else."""
+    text = (value or "").strip()
+    return int(text) if text.isascii() and text.isdigit() and len(text) <= 20 else None
+
+
+def _problem(fields: dict[str, str], deliveries: int | None) -> str:
+    if EVENT_FIELD not in fields:
+        return "no event field"
+    if deliveries is None:
+        return f"deliveries is {fields.get('deliveries', '(missing)')[:40]!r}, not a count"
+    return ""
+
+
+def dead_row(dead_id: str, fields: dict[str, str]) -> DeadRow:
+    """One letter as the page shows it; anything unexpected makes a row marked malformed
+    with the raw fields, so one odd letter never hides the others."""
+    raw = fields.get(EVENT_FIELD)
+    deliveries = _deliveries(fields.get("deliveries"))
+    problem = _problem(fields, deliveries)
+    return DeadRow(
+        id=dead_id,
+        at_ms=_ms(dead_id),
+        entry_id=fields.get("entry_id", ""),
+        reason=fields.get("reason", ""),
+        error=fields.get("error", ""),
+        deliveries=deliveries or 0,
+        by=fields.get("by", ""),
+        summary=summarize(raw),
+        event_hash=hash_of(raw),
+        malformed=problem,
+        raw=[(str(k), str(v)[:RAW_FIELD_CHARS]) for k, v in fields.items()] if problem else [],
+    )
 
 
 def dead_page(
@@ -217,21 +261,6 @@ def dead_page(
         list[Any],
         client.xrevrange(dead_stream(stream), max=before or "+", min="-", count=count + 1),
     )
-    rows = []
-    for dead_id, fields in reply[:count]:
-        raw = fields.get(EVENT_FIELD)
-        rows.append(
-            DeadRow(
-                id=str(dead_id),
-                at_ms=_ms(str(dead_id)),
-                entry_id=fields.get("entry_id", ""),
-                reason=fields.get("reason", ""),
-                error=fields.get("error", ""),
-                deliveries=int(fields.get("deliveries", 0) or 0),
-                by=fields.get("by", ""),
-                summary=summarize(raw),
-                event_hash=hash_of(raw),
-            )
-        )
+    rows = [dead_row(str(dead_id), dict(fields)) for dead_id, fields in reply[:count]]
     older = str(reply[count][0]) if len(reply) > count else None
     return DeadPage(rows, older)

@@ -136,11 +136,9 @@ def _run(event_hash: str | None) -> AgentRun | None:
 def by_entry(client: redis.Redis, stream: str, entry_id: str, full: bool = False) -> EventView:
     fields = browse.entry(client, stream, entry_id)
     raw = fields.get(EVENT_FIELD) if fields else None
-    run = (
-        None
-        if raw is not None
-        else AgentRun.objects.filter(stream=stream, entry_id=entry_id).first()
-    )
+    # PostgreSQL refuses NUL in a parameter; Redis allows it in a name, no run can have it.
+    unknown = raw is not None or "\x00" in stream
+    run = None if unknown else AgentRun.objects.filter(stream=stream, entry_id=entry_id).first()
     return _view(stream, entry_id, raw, run, full)
 
 

@@ -3,20 +3,15 @@
 from __future__ import annotations
 
 from django import forms
-from django.core.exceptions import ValidationError
 
-from console.browse import PendingFilter, valid_id
-
-
-def _entry_id(value: str) -> None:
-    if value.strip() and not valid_id(value.strip()):
-        raise ValidationError("An entry id looks like 1700000000000-0.")
+from console.browse import PendingFilter
+from console.params import MAX_AGE_S, count_field, entry_id_field
 
 
 class BrowseForm(forms.Form):
     """``before``: the newest id to show (inclusive); a jump is just that."""
 
-    before = forms.CharField(required=False, max_length=42, validators=[_entry_id])
+    before = entry_id_field()
 
     def cursor(self) -> str | None:
         return (self.cleaned_data.get("before") or "").strip() or None
@@ -24,9 +19,9 @@ class BrowseForm(forms.Form):
 
 class PendingForm(forms.Form):
     consumer = forms.CharField(required=False, max_length=256)
-    min_idle_s = forms.IntegerField(required=False, min_value=0, label="Minimum idle (s)")
-    min_deliveries = forms.IntegerField(required=False, min_value=0, label="Minimum deliveries")
-    after = forms.CharField(required=False, max_length=42, validators=[_entry_id])
+    min_idle_s = count_field("Minimum idle (s)", max_value=MAX_AGE_S)
+    min_deliveries = count_field("Minimum deliveries")
+    after = entry_id_field()
 
     def pending_filter(self) -> PendingFilter:
         data = self.cleaned_data

@@ -67,6 +67,9 @@ class StreamInfo:
     dead_letters: int
     counters: dict[str, int]
     groups: list[GroupInfo] = field(default_factory=list)
+    # Why this stream could not be read (a key of another type, a garbled counter...), else "".
+    # The page shows it in the stream's place; the other streams are read as usual.
+    error: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,9 +140,9 @@ def collect(
     stream_replies, heartbeats = _streams_and_workers(client, keys, index.names, index.workers)
     workers = _workers(heartbeats, index.workers)
     live = {w.consumer for w in workers}
-    groups = _groups(client, keys, index.names, stream_replies, live)
+    groups, broken = _groups(client, keys, index.names, stream_replies, live)
     streams = [
-        _stream_info(name, reply, groups.get(name, []))
+        _isolated(name, reply, groups.get(name, []), broken.get(name, ""))
         for name, reply in zip(index.names, stream_replies, strict=True)
     ]
     return Sample(index.now_ms, streams, workers, index.budgets, index.usage)
@@ -221,15 +224,15 @@ def _groups(
     names: list[str],
     stream_replies: list[tuple[Any, Any, Any, Any]],
     live: set[str],
-) -> dict[str, list[GroupInfo]]:
+) -> tuple[dict[str, list[GroupInfo]], dict[str, str]]:
     """XINFO CONSUMERS, the oldest pending entry and the pause flag of every group, in one
-    round trip."""
+    round trip; and, per stream, why one of its groups could not be read."""
     found: list[tuple[str, dict[str, Any]]] = []
     for name, (info, groups, _, _) in zip(names, stream_replies, strict=True):
         if isinstance(info, dict) and isinstance(groups, list):
             found += [(name, g) for g in groups]
     if not found:
-        return {}
+        return {}, {}
     with client.pipeline(transaction=False) as pipe:
         for stream, group in found:
             pipe.xinfo_consumers(stream, group["name"])
@@ -237,13 +240,18 @@ def _groups(
             pipe.get(keys.paused(stream, str(group["name"])))
         replies = pipe.execute(raise_on_error=False)
     out: dict[str, list[GroupInfo]] = {}
+    broken: dict[str, str] = {}
     for i, (stream, group) in enumerate(found):
         consumers, oldest, paused = replies[3 * i : 3 * i + 3]
-        info = _group_info(stream, group, consumers, oldest, live)
+        try:
+            info = _group_info(stream, group, consumers, oldest, live)
+        except Exception as exc:  # one odd reply must not blank every stream's numbers
+            broken.setdefault(stream, f"group {str(group.get('name'))!r} cannot be read: {exc}")
+            continue
         if isinstance(paused, str):
             info = replace(info, paused_by=paused)
         out.setdefault(stream, []).append(info)
-    return out
+    return out, broken
 
 
 def _group_info(
@@ -273,6 +281,30 @@ def _group_info(
     )
 
 
+def _isolated(
+    name: str, reply: tuple[Any, Any, Any, Any], groups: list[GroupInfo], error: str
+) -> StreamInfo:
+    """The stream's info, or its name and what went wrong: never an exception."""
+    try:
+        info = _stream_info(name, reply, groups)
+    except Exception as exc:  # a garbled counter or reply: this stream only
+        return StreamInfo(
+            name, False, 0, None, "", 0, dict.fromkeys(stats.COUNTERS, 0), [], _why(exc)
+        )
+    return replace(info, error=info.error or error)
+
+
+def _why(exc: Exception) -> str:
+    return f"cannot be read: {exc}"
+
+
+def _refused(reply: Any) -> str:
+    """Redis' refusal of XINFO STREAM, except "no such key" (a stream not created yet)."""
+    if isinstance(reply, Exception) and "no such key" not in str(reply).lower():
+        return _why(reply)
+    return ""
+
+
 def _stream_info(
     name: str, reply: tuple[Any, Any, Any, Any], groups: list[GroupInfo]
 ) -> StreamInfo:
@@ -290,4 +322,5 @@ def _stream_info(
         if isinstance(counters, dict)
         else dict.fromkeys(stats.COUNTERS, 0),
         groups=sorted(groups, key=lambda g: g.name),
+        error=_refused(info),
     )

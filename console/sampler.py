@@ -14,12 +14,14 @@ import uuid
 from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import redis
 from channels.layers import get_channel_layer
 from django.db import close_old_connections
 from django.db.models import Count, Min
 from django.template.loader import render_to_string
+from django.utils.safestring import SafeString, mark_safe
 
 from console import metrics, overview, realtime
 from console.history import POINTS_1M, POINTS_1S, History, HistoryStore
@@ -70,13 +72,59 @@ class Tick:
     fragments: dict[str, str]
 
 
+def _isolated(template: str, context: dict[str, Any], name: str, counter: int = 0) -> str:
+    """One stream's part of a page; if it cannot be rendered, its error in its place."""
+    try:
+        return render_to_string(template, context)
+    except Exception as exc:  # one stream must never blank the others
+        log.warning("console: stream %r cannot be shown: %s", name, exc)
+        return render_to_string(
+            "console/_stream_error.html",
+            {"name": name, "error": f"cannot be shown: {exc}", "counter": counter},
+        )
+
+
+def stream_cards(view: overview.Overview, outbox: dict[str, OutboxBacklog]) -> list[SafeString]:
+    """The overview's card of every stream, each rendered on its own."""
+    return [
+        mark_safe(
+            _isolated(
+                "console/_stream_card.html",
+                {"row": row, "outbox": outbox, "counter": n},
+                row.info.name,
+                n,
+            )
+        )
+        for n, row in enumerate(view.streams, start=1)
+    ]
+
+
+def overview_context(view: overview.Overview) -> dict[str, Any]:
+    outbox = outbox_backlog(view.at_ms)
+    return {"overview": view, "outbox": outbox, "cards": stream_cards(view, outbox)}
+
+
+def _stream_fragments(row: overview.StreamRow) -> dict[str, str]:
+    name = row.info.name
+    fragments = {
+        realtime.stream_key(name): _isolated("console/_stream_summary.html", {"row": row}, name)
+    }
+    for group in row.groups:
+        key = realtime.group_key(name, group.info.name)
+        # Two variants: only operators' sockets get the one with action buttons.
+        for operate in (False, True):
+            fragments[realtime.operator_variant(key) if operate else key] = _isolated(
+                "console/_group_summary.html",
+                {"row": row, "group": group, "can_operate": operate},
+                name,
+            )
+    return fragments
+
+
 def render_fragments(view: overview.Overview) -> dict[str, str]:
     """Every live part of every page, rendered once for all browsers."""
     fragments: dict[str, str] = {
-        realtime.overview_key(): render_to_string(
-            "console/_overview.html",
-            {"overview": view, "outbox": outbox_backlog(view.at_ms)},
-        ),
+        realtime.overview_key(): render_to_string("console/_overview.html", overview_context(view)),
         realtime.workers_key(): render_to_string(
             "console/_workers.html", {"workers": view.workers, "at_ms": view.at_ms}
         ),
@@ -88,17 +136,7 @@ def render_fragments(view: overview.Overview) -> dict[str, str]:
             "console/_jobs.html", {"jobs": jobs, "can_operate": operate}
         )
     for row in view.streams:
-        fragments[realtime.stream_key(row.info.name)] = render_to_string(
-            "console/_stream_summary.html", {"row": row}
-        )
-        for group in row.groups:
-            key = realtime.group_key(row.info.name, group.info.name)
-            # Two variants: only operators' sockets get the one with action buttons.
-            for operate in (False, True):
-                fragments[realtime.operator_variant(key) if operate else key] = render_to_string(
-                    "console/_group_summary.html",
-                    {"row": row, "group": group, "can_operate": operate},
-                )
+        fragments.update(_stream_fragments(row))
     return fragments
 
 

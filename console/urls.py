@@ -2,28 +2,32 @@ from __future__ import annotations
 
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
-from django.urls import include, path
+from django.urls import include, path, register_converter
 
 from console import api
+from console.params import NameConverter
 from console.views import access, actions, dashboard, events, records, streams
 from console.webhooks import receive_webhook
+
+# Stream and group names: any name Redis allows, ``/`` included (console/params.py).
+register_converter(NameConverter, "name")
 
 urlpatterns = [
     path("", dashboard.overview_page, name="overview"),
     path("workers/", dashboard.workers_page, name="workers"),
-    path("streams/<str:stream>/", streams.stream_page, name="stream"),
-    path("streams/<str:stream>/groups/<str:group>/", streams.group_page, name="group"),
-    path("streams/<str:stream>/dead/", streams.dead_letters_page, name="dead_letters"),
-    path("streams/<str:stream>/entries/<str:entry_id>/", events.event_page, name="event"),
+    path("streams/<name:stream>/", streams.stream_page, name="stream"),
+    path("streams/<name:stream>/groups/<name:group>/", streams.group_page, name="group"),
+    path("streams/<name:stream>/dead/", streams.dead_letters_page, name="dead_letters"),
+    path("streams/<name:stream>/entries/<str:entry_id>/", events.event_page, name="event"),
     path("events/<str:event_hash>/", events.event_by_hash_page, name="event_by_hash"),
     path("events/<str:event_hash>/rerun/", actions.rerun_action, name="rerun"),
     path(
-        "streams/<str:stream>/groups/<str:group>/act/<str:action>/",
+        "streams/<name:stream>/groups/<name:group>/act/<str:action>/",
         actions.group_action,
         name="group_action",
     ),
-    path("streams/<str:stream>/dead/act/<str:action>/", actions.dead_action, name="dead_action"),
-    path("streams/<str:stream>/dead/preview/", records.dead_preview, name="dead_preview"),
+    path("streams/<name:stream>/dead/act/<str:action>/", actions.dead_action, name="dead_action"),
+    path("streams/<name:stream>/dead/preview/", records.dead_preview, name="dead_preview"),
     path("jobs/", records.jobs_page, name="jobs"),
     path("jobs/<int:job_id>/cancel/", records.cancel_job, name="job_cancel"),
     path("audit/", records.audit_page, name="audit"),

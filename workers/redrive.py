@@ -129,7 +129,7 @@ def event_type(raw: str) -> str:
     """The ``type`` of a raw event, "" if it is not a JSON object with a string type."""
     try:
         value = json.loads(raw)
-    except ValueError:
+    except (ValueError, RecursionError):  # nested deeper than the parser goes: not an event
         return ""
     kind = value.get("type") if isinstance(value, dict) else None
     return kind if isinstance(kind, str) else ""

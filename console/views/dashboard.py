@@ -9,7 +9,7 @@ from console import overview, realtime
 from console.history import HistoryStore
 from console.runtime import keys
 from console.sample import collect
-from console.sampler import outbox_backlog
+from console.sampler import overview_context
 from console.views.access import viewer_required
 from workers.runtime import engine_config, rate_budgets, redis_client
 
@@ -28,12 +28,7 @@ def overview_page(request: HttpRequest) -> HttpResponse:
     return render(
         request,
         "console/overview.html",
-        {
-            "overview": view,
-            "outbox": outbox_backlog(view.at_ms),
-            "live": [realtime.overview_key()],
-            "page": "overview",
-        },
+        {**overview_context(view), "live": [realtime.overview_key()], "page": "overview"},
     )
 
 

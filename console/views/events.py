@@ -2,19 +2,32 @@
 
 from __future__ import annotations
 
+import re
+
+import redis
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from console import browse, events
+from console.params import ENTRY_ID_HELP
 from console.views.access import viewer_required
+from console.views.streams import unreadable
 from workers.runtime import redis_client
+
+EVENT_HASH = re.compile(r"[0-9a-f]{64}")
 
 
 @viewer_required
 def event_page(request: HttpRequest, stream: str, entry_id: str) -> HttpResponse:
     if not browse.valid_id(entry_id):
-        raise Http404(f"{entry_id!r} is not a stream entry id.")
-    view = events.by_entry(redis_client(), stream, entry_id, full=request.GET.get("full") == "1")
+        message = f"{entry_id[:60]!r} is not a stream entry id. {ENTRY_ID_HELP}"
+        return render(request, "console/bad_request.html", {"message": message}, status=400)
+    try:
+        view = events.by_entry(
+            redis_client(), stream, entry_id, full=request.GET.get("full") == "1"
+        )
+    except redis.ResponseError as exc:
+        return unreadable(request, stream, exc)
     if not view.found and view.run is None:
         raise Http404(f"No entry {entry_id} in {stream!r}, and no run recorded for it.")
     return render(request, "console/event.html", {"event": view, "live": []})
@@ -22,7 +35,12 @@ def event_page(request: HttpRequest, stream: str, entry_id: str) -> HttpResponse
 
 @viewer_required
 def event_by_hash_page(request: HttpRequest, event_hash: str) -> HttpResponse:
-    view = events.by_hash(redis_client(), event_hash)
+    if not EVENT_HASH.fullmatch(event_hash):  # never a run's hash; and no NUL reaches SQL
+        raise Http404("An event hash is 64 lowercase hex digits.")
+    try:
+        view = events.by_hash(redis_client(), event_hash)
+    except redis.ResponseError as exc:
+        return unreadable(request, "the event's stream", exc)
     if view is None:
         raise Http404("No run is recorded for this event hash.")
     return render(request, "console/event.html", {"event": view, "live": []})

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from urllib.parse import urlencode
 
+import redis
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 
@@ -12,13 +13,14 @@ from console.forms import BrowseForm, PendingForm
 from console.overview import GroupRow, StreamRow
 from console.views.access import HtmxHttpRequest, viewer_required
 from console.views.dashboard import current_overview
+from workers.keys import dead_stream
 from workers.runtime import redis_client
 
 
 def _stream_row(stream: str) -> tuple[StreamRow, int]:
     view = current_overview()
     row = view.stream(stream)
-    if row is None or not row.info.exists:
+    if row is None or not (row.info.exists or row.info.error):
         raise Http404(f"No stream named {stream!r}. Streams appear once something publishes.")
     return row, view.at_ms
 
@@ -27,13 +29,25 @@ def _bad_request(request: HttpRequest, form: BrowseForm | PendingForm) -> HttpRe
     return render(request, "console/bad_request.html", {"form": form}, status=400)
 
 
+def unreadable(request: HttpRequest, key: str, exc: redis.ResponseError) -> HttpResponse:
+    """Redis refused the read (a key of another type under a stream's name): say so, 409."""
+    context = {"key": key, "error": str(exc), "live": []}
+    return render(request, "console/unreadable.html", context, status=409)
+
+
 @viewer_required
 def stream_page(request: HtmxHttpRequest, stream: str) -> HttpResponse:
     form = BrowseForm(request.GET)
     if not form.is_valid():
         return _bad_request(request, form)
     row, at_ms = _stream_row(stream)
-    page = browse.entries_page(redis_client(), stream, before=form.cursor())
+    try:
+        # A key that is not a stream has no entries to list; its card says why.
+        page = (
+            None if row.info.error else browse.entries_page(redis_client(), stream, form.cursor())
+        )
+    except redis.ResponseError as exc:
+        return unreadable(request, stream, exc)
     context = {
         "row": row,
         "at_ms": at_ms,
@@ -65,9 +79,12 @@ def group_page(request: HtmxHttpRequest, stream: str, group: str) -> HttpRespons
         return _bad_request(request, form)
     row, at_ms = _stream_row(stream)
     group_row = _group_row(row, group)
-    page = browse.pending_page(
-        redis_client(), stream, group, after=form.cursor(), f=form.pending_filter()
-    )
+    try:
+        page = browse.pending_page(
+            redis_client(), stream, group, after=form.cursor(), f=form.pending_filter()
+        )
+    except redis.ResponseError as exc:
+        return unreadable(request, stream, exc)
     context = {
         "row": row,
         "group": group_row,
@@ -86,7 +103,10 @@ def dead_letters_page(request: HtmxHttpRequest, stream: str) -> HttpResponse:
     form = BrowseForm(request.GET)
     if not form.is_valid():
         return _bad_request(request, form)
-    page = browse.dead_page(redis_client(), stream, before=form.cursor())
+    try:
+        page = browse.dead_page(redis_client(), stream, before=form.cursor())
+    except redis.ResponseError as exc:
+        return unreadable(request, dead_stream(stream), exc)
     context = {"stream": stream, "page": page, "form": form, "live": []}
     template = "console/_dead_letters.html" if request.htmx else "console/dead_letters.html"
     return render(request, template, context)

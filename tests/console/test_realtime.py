@@ -91,3 +91,26 @@ async def test_two_sockets_share_one_sampler(r: redis.Redis, staff_client: Clien
         await first.disconnect()
         await second.disconnect()
         await sampler.stop()
+
+
+async def test_a_failing_stream_does_not_stop_the_push_for_the_others(
+    r: redis.Redis, staff_client: Client
+) -> None:
+    r.xadd(STREAM, {"event": '{"type": "demo.echo", "data": {}}'})
+    r.xgroup_create(STREAM, "agents", id="0")
+    r.xadd("orders/eu", {"event": '{"type": "demo.echo", "data": {}}'})
+    r.xgroup_create("orders/eu", "team/a", id="0")  # a name with "/": no URL could be built
+    r.xadd("streamdesk:broken", {"event": "{}"})
+    r.hset("streamdesk:stats:streamdesk:broken", "processed", "lots")  # not a count
+    r.sadd("streamdesk:stats:streams", STREAM, "orders/eu", "streamdesk:broken")
+    names = ["overview", f"stream:{STREAM}", "stream:streamdesk:broken"]
+    communicator = await open_socket(staff_client, names)
+    try:
+        fragments = (await next_tick(communicator))["fragments"]
+        assert f'href="/streams/{STREAM}/groups/agents/"' in fragments["overview"]
+        assert 'href="/streams/orders~2Feu/groups/team~2Fa/"' in fragments["overview"]
+        assert "cannot be read" in fragments["stream:streamdesk:broken"]
+        assert "Length" in fragments[f"stream:{STREAM}"]
+    finally:
+        await communicator.disconnect()
+        await sampler.stop()
