@@ -17,6 +17,7 @@ import redis
 from django.contrib.auth.models import User
 
 from tests.conftest import ROOT
+from tests.production_env import MODE_VARIABLES, production_env
 from workers.embedded import EmbeddedValkey
 from workers.management.commands.up import ensure_admin
 
@@ -56,8 +57,6 @@ def test_up_leaves_an_existing_admin_alone(db: Any) -> None:
     assert User.objects.get(username="admin").check_password("theirs")
 
 
-# Variables the suite sets (tests/settings.py) or a shell may have: a "fresh" process has none.
-MODE_VARIABLES = ("DEBUG", "STREAMDESK_DEMO", "SECRET_KEY", "DJANGO_SETTINGS_MODULE")
 SHOW_MODE = (
     "from django.conf import settings; from workers.registry import default_registry as r; "
     "print(settings.DEBUG, settings.STREAMDESK_DEMO, sorted(settings.STREAMDESK_WEBHOOKS), "
@@ -153,3 +152,10 @@ def test_embedded_valkey_data_is_private(tmp_path: Path) -> None:
     assert any(p.startswith("appendonlydir/") for p in files)
     # Nothing for the group or others: files 0600, folders (and the socket) 0700.
     assert {p: oct(m) for p, m in files.items() if m & 0o077} == {}
+
+
+def test_check_deploy_is_clean_with_the_documented_environment(tmp_path: Path) -> None:
+    env = production_env(STREAMDESK_DATA_DIR=str(tmp_path))
+    done = manage(env, "check", "--deploy", "--fail-level", "WARNING")
+    assert done.returncode == 0, done.stderr
+    assert "no issues" in done.stdout
