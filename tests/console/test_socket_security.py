@@ -8,11 +8,17 @@ from typing import Any
 
 import pytest
 import redis
+from channels.auth import AuthMiddlewareStack
+from channels.db import database_sync_to_async
+from channels.routing import URLRouter
 from channels.testing import WebsocketCommunicator
+from django.contrib.auth.models import Group, User
 from django.test import Client, override_settings
+from django.urls import path
 
 from console import realtime, sampler
 from console.asgi import application
+from console.consumers import SIGNED_OUT_CODE, DashboardConsumer
 from tests.console.conftest import STREAM, process
 from tests.console.test_access import cookie_header
 from workers import publish
@@ -113,3 +119,59 @@ async def test_operator_socket_gets_operator_fragment(
     fragments = await pushed_fragments(operator_client, [GROUP])
     assert list(fragments) == [GROUP]
     assert OPERATOR_MARK in fragments[GROUP]
+
+
+# The real consumer and auth stack, re-reading the session and role at every tick.
+RECHECKING = AuthMiddlewareStack(
+    URLRouter([path("ws/dashboard/", DashboardConsumer.as_asgi(recheck_s=0))])
+)
+
+
+async def recheck_socket(client: Client, names: list[str]) -> WebsocketCommunicator:
+    communicator = WebsocketCommunicator(
+        RECHECKING, "/ws/dashboard/", headers=[HOST, cookie_header(client)]
+    )
+    connected, _ = await communicator.connect()
+    assert connected
+    await communicator.send_to(text_data=json.dumps({"subscribe": names}))
+    return communicator
+
+
+async def next_group_fragment(communicator: WebsocketCommunicator) -> str:
+    tick = json.loads(await communicator.receive_from(timeout=5))
+    return tick["fragments"][GROUP]  # type: ignore[no-any-return]
+
+
+def demote(user: User) -> None:
+    user.groups.set([Group.objects.get(name="viewers")])
+
+
+async def test_demoted_operator_socket_loses_operator_fragment(
+    r: redis.Redis, redis_url: str, config: EngineConfig, operator: User, operator_client: Client
+) -> None:
+    publish("demo.echo", {"n": 0})
+    await asyncio.to_thread(process, redis_url, config)
+    communicator = await recheck_socket(operator_client, [GROUP])
+    try:
+        assert OPERATOR_MARK in await next_group_fragment(communicator)
+        await database_sync_to_async(demote)(operator)
+        # A tick already under way may still be the operator's: the one after is not.
+        await next_group_fragment(communicator)
+        assert OPERATOR_MARK not in await next_group_fragment(communicator)
+    finally:
+        await communicator.disconnect()
+        await sampler.stop()
+
+
+async def test_signed_out_socket_is_closed(r: redis.Redis, staff_client: Client) -> None:
+    communicator = await recheck_socket(staff_client, ["overview"])
+    try:
+        await communicator.receive_from(timeout=5)
+        await database_sync_to_async(staff_client.logout)()
+        for _ in range(3):  # at most a tick in flight, then the close
+            output = await communicator.receive_output(timeout=5)
+            if output["type"] == "websocket.close":
+                break
+        assert output == {"type": "websocket.close", "code": SIGNED_OUT_CODE}
+    finally:
+        await sampler.stop()
