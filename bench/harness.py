@@ -95,6 +95,9 @@ class Bench:
             DATABASE_URL=f"sqlite:///{db}",
             STREAMDESK_DATA_DIR=str(self.tmp / "data"),
             STREAMDESK_AGENT_MODULES="bench.agents",
+            # What make run runs: development and demo mode (PRODUCTION_ENV turns DEBUG off).
+            DEBUG="1",
+            STREAMDESK_DEMO="1",
             PYTHONPATH=str(self.src),
             LOG_LEVEL="WARNING",
             PYTHONUNBUFFERED="1",

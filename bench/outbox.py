@@ -208,6 +208,7 @@ def main(argv: list[str] | None = None) -> int:
             STREAMDESK_DATA_DIR=str(tmp / "data"),
             DEBUG="0",
             SECRET_KEY="bench-only-not-a-secret",
+            STREAMDESK_DEMO="1",  # the tickets example app
             LOG_LEVEL="WARNING",
             PYTHONUNBUFFERED="1",
         )

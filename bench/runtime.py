@@ -222,6 +222,7 @@ def main(argv: list[str] | None = None) -> int:
             STREAMDESK_DATA_DIR=str(tmp / "data"),
             DEBUG="0",  # as deployed: with DEBUG on, Django keeps every query in memory
             SECRET_KEY="bench-only-not-a-secret",
+            STREAMDESK_DEMO="1",  # the example agents
             LOG_LEVEL="WARNING",
         )
         # Only machine() reads this Bench: its server and description of the code.

@@ -100,6 +100,9 @@ def open_world() -> Iterator[World]:
         DATABASE_URL=f"sqlite:///{tmp / 'db.sqlite3'}",
         DJANGO_SETTINGS_MODULE="console.settings",
         STREAMDESK_DATA_DIR=str(tmp / "data"),
+        # make run's mode: the demo agents and examples, daphne serving /static/.
+        DEBUG="1",
+        STREAMDESK_DEMO="1",
         # Failing events reach the dead letters in well under a second.
         STREAMDESK_RETRY_BASE_MS="100",
         STREAMDESK_MAX_DELIVERIES=str(MAX_DELIVERIES),
