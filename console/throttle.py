@@ -145,7 +145,8 @@ class SignInThrottle:
         self, request: HttpRequest | None, username: str | None = None, **credentials: Any
     ) -> None:
         if throttle().wait_s(username or "", client_address(request)):
-            raise PermissionDenied(too_many(1))
+            # Stops authenticate() before any backend checks the password.
+            raise PermissionDenied("too many failed sign-in attempts")
 
 
 def on_login_failed(
