@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import ipaddress
+import logging
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -22,9 +23,10 @@ from django.conf import settings
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest
 
-from workers.errors import ConfigurationError
+from workers.errors import ConfigurationError, RedisUnavailable
 from workers.keys import Keys
 
+log = logging.getLogger(__name__)
 USER, ADDRESS, TOKEN = "user", "address", "token"
 # One IPv6 host usually holds a whole /64: count it as one address.
 IPV6_PREFIX = 64
@@ -156,4 +158,8 @@ def on_login_failed(
 
 
 def on_logged_in(sender: Any, request: Any, user: Any, **_: Any) -> None:
-    throttle().succeeded(user.get_username())
+    try:
+        throttle().succeeded(user.get_username())
+    except (RedisUnavailable, redis.ConnectionError, redis.TimeoutError) as exc:
+        # The password was right: a count left standing must not turn that into an error.
+        log.warning("sign-in of %s: failures not cleared, Redis unavailable (%s)", user, exc)
