@@ -50,6 +50,8 @@ bench-runtime: $(STAMP)
 bench-webhooks: $(STAMP)
 	$(PY) bench/webhooks.py
 
+# valkey stop needs settings, so the development mode (no SECRET_KEY of its own).
+clean: export DEBUG ?= 1
 clean:
 	-$(PY) manage.py valkey stop
 	rm -rf .streamdesk
