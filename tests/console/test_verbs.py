@@ -16,7 +16,6 @@ from django.apps import apps
 from django.contrib.auth.models import User
 from django.contrib.contenttypes.models import ContentType
 from django.contrib.sessions.models import Session
-from django.core import serializers
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver
 from django.urls.resolvers import RoutePattern
@@ -122,13 +121,17 @@ def urls(known: dict[str, list[str]]) -> list[tuple[str, str]]:
 def state(r: redis.Redis) -> dict[str, str]:
     """A digest of every Redis key (DUMP) and every database row but sessions."""
     out: dict[str, str] = {}
-    for key in sorted(r.scan_iter(count=1000)):
-        dump = r.execute_command("DUMP", key, NEVER_DECODE=True) or b""
-        out[f"redis:{key}"] = hashlib.sha256(dump).hexdigest()
+    keys = sorted(r.scan_iter(count=1000))
+    with r.pipeline(transaction=False) as pipe:
+        for key in keys:
+            pipe.execute_command("DUMP", key, NEVER_DECODE=True)
+        dumps = pipe.execute()
+    for key, dump in zip(keys, dumps, strict=True):
+        out[f"redis:{key}"] = hashlib.sha256(dump or b"").hexdigest()
     for model in apps.get_models():
         if model is Session:
             continue
-        rows = serializers.serialize("json", model.objects.order_by("pk"))
+        rows = repr(list(model.objects.order_by("pk").values_list()))
         out[f"db:{model._meta.label}"] = hashlib.sha256(rows.encode()).hexdigest()
     return out
 
