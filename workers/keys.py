@@ -77,6 +77,10 @@ class Keys:
         """Which console process writes the shared history (a key with a short expiry)."""
         return f"{self.prefix}console:sampler"
 
+    def console_preview(self, user_id: int) -> str:
+        """Held while one user's dead-letter preview runs (one at a time per user)."""
+        return f"{self.prefix}console:preview:{user_id}"
+
     def sign_in_failures(self, scope: str, who: str) -> str:
         """Failed sign-ins in the current throttle window (a counter with an expiry):
         ``scope`` is ``user``, ``address`` or ``token``, ``who`` a digest of the name."""

@@ -5,18 +5,22 @@ from __future__ import annotations
 import csv
 from urllib.parse import urlencode
 
+import redis
 from django import forms
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_POST
 
 from console import action_forms, realtime, services
+from console.previews import PreviewBusy, preview_slot
+from console.runtime import keys
 from console.sampler import recent_jobs
 from console.views.access import HtmxHttpRequest, operator_required, viewer_required
 from console.views.actions import _answer, _run
 from workers import jobs
 from workers.audit import Action, Result
 from workers.models import AuditRecord, Door
+from workers.runtime import redis_client
 from workers.spreadsheet import safe_row
 
 AUDIT_PAGE = 100
@@ -119,16 +123,25 @@ def _csv(rows: object, keep: dict[str, object]) -> StreamingHttpResponse:
     return response
 
 
-@viewer_required
+def _preview_error(request: HttpRequest, error: str, status: int) -> HttpResponse:
+    return render(request, "console/_preview.html", {"error": error}, status=status)
+
+
+@operator_required  # it serves the redrive and purge buttons, which only operators have
 def dead_preview(request: HttpRequest, stream: str) -> HttpResponse:
     data = request.GET.copy()
     data["all"] = "on"
     form = action_forms.DeadFilterForm(data)
     if not form.is_valid():
-        return render(
-            request, "console/_preview.html", {"error": form.errors.as_text()}, status=400
-        )
-    return render(request, "console/_preview.html", {"preview": services.preview(stream, form)})
+        return _preview_error(request, form.errors.as_text(), 400)
+    try:
+        with preview_slot(redis_client(), keys(), int(request.user.pk or 0)):
+            preview = services.preview(stream, form)
+    except PreviewBusy:
+        return _preview_error(request, "Your previous preview is still counting: try again.", 429)
+    except redis.ResponseError as exc:  # the dead-letter key holds something else
+        return _preview_error(request, f"Redis cannot read the dead letters: {exc}", 409)
+    return render(request, "console/_preview.html", {"preview": preview})
 
 
 __all__ = ["_answer", "audit_page", "cancel_job", "dead_preview", "jobs_page"]
