@@ -102,7 +102,8 @@ def registered_types(block_langgraph: bool) -> str:
     done = subprocess.run(
         [sys.executable, "-c", code],
         cwd=ROOT,
-        env={"DJANGO_SETTINGS_MODULE": "console.settings", "PATH": ""},
+        # The suite's settings: demo mode, where the example apps are installed.
+        env={"DJANGO_SETTINGS_MODULE": "tests.settings", "PATH": ""},
         capture_output=True,
         text=True,
         timeout=60,
