@@ -6,15 +6,21 @@ may have any fields; a query may carry an id past 2^64. Each is a page or a 400,
 
 from __future__ import annotations
 
+import asyncio
 import html
 import json
 import re
+from typing import Any
+from urllib.parse import unquote
 
 import pytest
 import redis
+from channels.testing import HttpCommunicator
 from django.test import Client
 
+from console.asgi import application
 from tests.console.conftest import STREAM
+from tests.console.test_access import HOST, cookie_header
 from tests.integration.helpers import xadd
 from workers.keys import dead_stream
 
@@ -199,3 +205,25 @@ def test_a_stream_with_garbage_counters_does_not_hide_the_others(
     body = text(response)
     assert f'href="/streams/{STREAM}/groups/agents/"' in body
     assert "streamdesk:broken" in body and "cannot be read" in body
+
+
+def asgi_get(client: Client, href: str) -> dict[str, Any]:
+    """GET through the ASGI app with the path as daphne hands it over: percent-decoded."""
+    path, _, query = unquote(href).partition("?")
+    headers = [HOST, cookie_header(client)]
+    communicator = HttpCommunicator(application, "GET", path, headers=headers)
+    communicator.scope["query_string"] = query.encode()
+    return asyncio.run(communicator.get_response(timeout=10))
+
+
+@pytest.mark.parametrize("name", ["orders/eu", "100%", "ünï/cødé"])
+def test_links_of_a_hostile_name_resolve_through_the_asgi_app(
+    r: redis.Redis, staff_client: Client, name: str
+) -> None:
+    make_stream(r, name)
+    overview = asgi_get(staff_client, "/")
+    assert overview["status"] == 200
+    body = overview["body"].decode()
+    [group_url] = hrefs(body, GROUP_LINK.pattern)
+    group = asgi_get(staff_client, group_url)
+    assert group["status"] == 200 and html.escape(name) in group["body"].decode()
