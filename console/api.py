@@ -18,6 +18,7 @@ from django.utils import timezone
 from django.views.decorators.csrf import csrf_exempt
 
 from console import action_forms, services, throttle
+from console.params import NameConverter  # noqa: F401 (registers the <name:> converter)
 from console.roles import can_operate, can_view
 from console.runtime import keys
 from console.sample import collect
@@ -294,9 +295,12 @@ def _stream(s: Any) -> dict[str, Any]:
 
 urlpatterns = [
     path("streams/", streams, name="api_streams"),
-    path("streams/<str:stream>/groups/<str:group>/<str:action>/", group_action, name="api_group"),
-    path("streams/<str:stream>/dead/preview/", dead_preview, name="api_dead_preview"),
-    path("streams/<str:stream>/dead/<str:action>/", dead_action, name="api_dead"),
+    # <name:>: any stream or group name, "/" included.
+    path(
+        "streams/<name:stream>/groups/<name:group>/<str:action>/", group_action, name="api_group"
+    ),
+    path("streams/<name:stream>/dead/preview/", dead_preview, name="api_dead_preview"),
+    path("streams/<name:stream>/dead/<str:action>/", dead_action, name="api_dead"),
     path("events/<str:event_hash>/rerun/", rerun, name="api_rerun"),
     path("jobs/<int:job_id>/", job_detail, name="api_job"),
     path("jobs/<int:job_id>/cancel/", job_cancel, name="api_job_cancel"),

@@ -13,6 +13,7 @@ from typing import Any
 
 from django import forms
 from django.core.exceptions import ValidationError
+from django.urls import register_converter
 
 MAX_U64 = 2**64 - 1
 # Database integers and Redis' signed counts (XPENDING IDLE is a signed 64-bit ms count).
@@ -79,3 +80,8 @@ class NameConverter:
         if set(out) == {"."}:
             out = out.replace(".", "~2E")
         return out
+
+
+# Here, not in urls.py: console/api.py's patterns use it too, and a pattern looks its
+# converters up when it is built.
+register_converter(NameConverter, "name")

@@ -2,15 +2,13 @@ from __future__ import annotations
 
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
-from django.urls import include, path, register_converter
+from django.urls import include, path
 
 from console import api
-from console.params import NameConverter
 from console.views import access, actions, dashboard, events, records, streams
 from console.webhooks import receive_webhook
 
-# Stream and group names: any name Redis allows, ``/`` included (console/params.py).
-register_converter(NameConverter, "name")
+# Stream and group names: any name Redis allows, ``/`` included (<name:>, console/params.py).
 
 urlpatterns = [
     path("", dashboard.overview_page, name="overview"),

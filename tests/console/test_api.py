@@ -136,3 +136,17 @@ def test_api_bad_tokens_are_throttled_per_address(r: redis.Redis, operator: Any)
     assert "try again in 10 minutes" in response.json()["error"]
     other = Client(REMOTE_ADDR="10.9.9.9")
     assert other.get("/api/streams/", headers=auth).status_code == 200
+
+
+def test_api_acts_on_a_stream_whose_name_holds_a_slash(r: redis.Redis, operator: Any) -> None:
+    r.xgroup_create("orders/eu", "agents", id="0", mkstream=True)
+    client, auth = api_client(operator)
+    response = client.post(
+        "/api/streams/orders~2Feu/groups/agents/pause/",
+        {},
+        content_type="application/json",
+        headers=auth,
+    )
+    assert response.status_code == 200, response.content
+    record = AuditRecord.objects.get()
+    assert (record.action, record.stream, record.outcome) == ("pause", "orders/eu", "ok")
