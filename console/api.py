@@ -296,9 +296,7 @@ def _stream(s: Any) -> dict[str, Any]:
 urlpatterns = [
     path("streams/", streams, name="api_streams"),
     # <name:>: any stream or group name, "/" included.
-    path(
-        "streams/<name:stream>/groups/<name:group>/<str:action>/", group_action, name="api_group"
-    ),
+    path("streams/<name:stream>/groups/<name:group>/<str:action>/", group_action, name="api_group"),
     path("streams/<name:stream>/dead/preview/", dead_preview, name="api_dead_preview"),
     path("streams/<name:stream>/dead/<str:action>/", dead_action, name="api_dead"),
     path("events/<str:event_hash>/rerun/", rerun, name="api_rerun"),
