@@ -127,7 +127,9 @@ def test_data_dir_and_sqlite_files_are_private(tmp_path: Path) -> None:
     data = tmp_path / "data"
     data.mkdir(mode=0o755)  # as an older version left it
     data.chmod(0o755)
-    assert manage(fresh_env(data, DEBUG="1"), "migrate", "-v0").returncode == 0
+    env = fresh_env(data, DEBUG="1")
+    env.pop("DATABASE_URL", None)  # the default: SQLite in the data folder
+    assert manage(env, "migrate", "-v0").returncode == 0
     with sqlite3.connect(data / "db.sqlite3") as db:  # WAL mode: -wal and -shm while open
         db.execute("CREATE TABLE t (x)")
         files = modes(data)
