@@ -66,7 +66,7 @@ class SecretsFilter(SafeExceptionReporterFilter):
                 masked[name] = self.cleansed_substitute
         return masked
 
-    def get_post_parameters(self, request: HttpRequest | None) -> QueryDict:
+    def get_post_parameters(self, request: HttpRequest | None) -> QueryDict | dict[str, Any]:
         posted = super().get_post_parameters(request)
         return self.mask_by_name(posted) if isinstance(posted, QueryDict) else posted
 
