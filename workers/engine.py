@@ -18,7 +18,6 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import redis
-from pydantic_core import to_jsonable_python
 from redis.asyncio import Redis
 
 from workers import bus
@@ -34,7 +33,7 @@ from workers.housekeeping import Housekeeper
 from workers.intake import Rejected, Runnable, sort_deliveries
 from workers.invoke import context_for, invoke
 from workers.llm.config import LLMConfig
-from workers.outcomes import Settled
+from workers.outcomes import Settled, succeeded
 from workers.ratelimit import Budget, Limiter
 from workers.reclaim import Reclaimer
 from workers.registry import Registry
@@ -356,7 +355,7 @@ class Worker:
         self.running += 1
         try:
             value = await invoke(runnable.spec, runnable.event, ctx, self._agents)
-            outcome = Settled(attempt, ok=True, result=to_jsonable_python(value))
+            outcome = succeeded(attempt, value)
         except Deferred as deferred:
             outcome = Settled(attempt, ok=False, error=str(deferred), wait_ms=deferred.wait_ms)
         except Exception as exc:

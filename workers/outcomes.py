@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from pydantic_core import to_jsonable_python
+
 from workers.records import Finish, Usage
 from workers.retry import UNSTORABLE, Decision, RetryPolicy
 
@@ -39,6 +41,17 @@ class Settled:
         """The database's ``message`` leads the error; the agent's own error (if any) stays."""
         self.refused = True
         self.error = f"unstorable: {message}" + (f"\n\n{self.error}" if self.error else "")
+
+
+def succeeded(attempt: Attempt, value: Any) -> Settled:
+    """The agent returned ``value``: stored as JSON, or refused if it has none (an object
+    pydantic cannot serialize, a key with a lone surrogate). A rerun would return it again."""
+    try:
+        return Settled(attempt, ok=True, result=to_jsonable_python(value))
+    except Exception as exc:
+        outcome = Settled(attempt, ok=True)
+        outcome.refuse(f"the result is not JSON: {exc}")
+        return outcome
 
 
 @dataclass(frozen=True, slots=True)

@@ -226,7 +226,7 @@ def _leaves(value: Any) -> list[Any]:
 
 
 @settings(
-    max_examples=8,
+    max_examples=25,
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
@@ -256,3 +256,26 @@ def test_random_results_and_error_texts_never_stop_a_worker(
         else:
             assert not _plain(results[i]), f"{results[i]!r} was refused"
             assert rows[i].status == RunStatus.DEAD and letters[i]["reason"] == "unstorable"
+
+
+@pytest.mark.parametrize(
+    "value", [{"\ud800": 1}, {"at": object()}], ids=["surrogate-key", "object"]
+)
+def test_a_result_with_no_json_form_is_unstorable_not_retried(
+    r: redis.Redis, redis_url: str, config: EngineConfig, value: Any
+) -> None:
+    publish(r, ["odd"])
+    runs: list[str] = []
+    registry = Registry()
+
+    async def agent(event: Any, ctx: Any) -> Any:
+        runs.append(event.id)
+        return value
+
+    registry.register("test.result", AnyData, agent)
+    run_burst(redis_url, config, registry, timeout_s=20)
+
+    assert runs == ["odd"] and pending(r) == 0
+    letter = dead_letters(r)["odd"]
+    assert letter["reason"] == "unstorable" and "the result is not JSON" in letter["error"]
+    assert AgentRun.objects.get().status == RunStatus.DEAD
