@@ -113,3 +113,10 @@ def test_cost_of_a_dated_snapshot_uses_the_longest_listed_prefix() -> None:
     assert config.price("gpt-4o-2024-08-06") == Price(2.5, 10)
     # A prefix counts only up to a dash: "gpt-4" is not "gpt-4o".
     assert LLMConfig(prices={"gpt-4": Price(30, 60)}).price("gpt-4o") is None
+
+
+def test_config_repr_hides_the_api_key() -> None:
+    from workers.llm.config import LLMConfig
+
+    config = LLMConfig(base_url="http://127.0.0.1:1/v1", api_key="sk-very-secret", model="m")
+    assert "sk-very-secret" not in repr(config) and "sk-very-secret" not in str(config)

@@ -47,7 +47,8 @@ class LLMConfig:
     ``api_key`` agents fall back to their deterministic built-in rules model."""
 
     base_url: str = ""
-    api_key: str = ""
+    # Kept out of repr(): a config printed in a log or a traceback must not show the key.
+    api_key: str = field(default="", repr=False)
     model: str = ""
     timeout_s: float = 60.0
     max_iterations: int = 8
