@@ -174,4 +174,7 @@ async def test_signed_out_socket_is_closed(r: redis.Redis, staff_client: Client)
                 break
         assert output == {"type": "websocket.close", "code": SIGNED_OUT_CODE}
     finally:
+        # Ends the consumer's task: left running, its last session read kept a database
+        # connection open, and PostgreSQL then refused to drop the test database.
+        await communicator.disconnect()
         await sampler.stop()
