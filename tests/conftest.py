@@ -108,6 +108,8 @@ def worker_env(redis_url: str, transactional_db: Any) -> dict[str, str]:
         DATABASE_URL=database_url(),
         DJANGO_SETTINGS_MODULE="console.settings",
         PYTHONUNBUFFERED="1",
+        # A subprocess sent SIGABRT prints every thread's stack (see Workers.exit_code).
+        PYTHONFAULTHANDLER="1",
         STREAMDESK_BLOCK_MS="100",
         STREAMDESK_RECLAIM_INTERVAL_MS="100",
         STREAMDESK_RETRY_BASE_MS="50",

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import signal
 import subprocess
 import sys
 import time
@@ -37,6 +39,17 @@ class Workers:
 
     def log(self, name: str) -> str:
         return (self.log_dir / f"{name}.log").read_text(errors="replace")
+
+    def exit_code(self, proc: subprocess.Popen[bytes], name: str, timeout_s: float) -> int:
+        """``proc``'s exit code. One still running at the deadline is sent SIGABRT, so its
+        log ends with every thread's stack (PYTHONFAULTHANDLER), and the test fails with it."""
+        try:
+            return proc.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            proc.send_signal(signal.SIGABRT)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(timeout=5)
+            pytest.fail(f"{name} still running after {timeout_s} s:\n{self.log(name)}")
 
     def stop_all(self) -> None:
         for proc in self.procs:

@@ -77,7 +77,7 @@ def stop(racers: Workers, procs: list[subprocess.Popen[bytes]]) -> None:
     for proc in procs:
         proc.send_signal(signal.SIGTERM)
     for i, proc in enumerate(procs):
-        assert proc.wait(timeout=30) == 0, racers.log(f"w{i}")
+        assert racers.exit_code(proc, f"w{i}", 30) == 0, racers.log(f"w{i}")
 
 
 def park(r: redis.Redis, n: int) -> None:

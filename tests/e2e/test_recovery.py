@@ -52,7 +52,7 @@ def test_sigkill_mid_agent_is_recovered_by_another_worker(r: redis.Redis, worker
     victim.wait(timeout=10)
 
     rescuer = workers.start("rescuer", "--burst")
-    assert rescuer.wait(timeout=60) == 0, workers.log("rescuer")
+    assert workers.exit_code(rescuer, "rescuer", 60) == 0, workers.log("rescuer")
 
     rows = AgentRun.objects.all()
     assert rows.count() == 20
@@ -75,7 +75,7 @@ def test_sigterm_lets_in_flight_agents_finish(r: redis.Redis, workers: Workers) 
     worker = workers.start("graceful")
     wait_for(lambda: running(r) == 5, what="five agents running")
     worker.send_signal(signal.SIGTERM)
-    assert worker.wait(timeout=30) == 0, workers.log("graceful")
+    assert workers.exit_code(worker, "graceful", 30) == 0, workers.log("graceful")
 
     assert AgentRun.objects.filter(status=RunStatus.SUCCEEDED).count() == 5
     assert pending(r) == 0
@@ -91,13 +91,13 @@ def test_paused_worker_loses_its_lease_and_its_commit_is_fenced(
     paused.send_signal(signal.SIGSTOP)  # a GC pause, a frozen VM: no renewals, no commit
     try:
         taker = workers.start("taker", "--burst")
-        assert taker.wait(timeout=60) == 0, workers.log("taker")
+        assert workers.exit_code(taker, "taker", 60) == 0, workers.log("taker")
     finally:
         paused.send_signal(signal.SIGCONT)
 
     wait_for(lambda: counters(r).get("fenced", 0) == 1, what="the stale commit to be fenced")
     paused.send_signal(signal.SIGTERM)
-    assert paused.wait(timeout=30) == 0, workers.log("paused")
+    assert workers.exit_code(paused, "paused", 30) == 0, workers.log("paused")
 
     row = AgentRun.objects.get()
     assert (row.status, row.consumer, row.attempts) == (RunStatus.SUCCEEDED, "taker", 2)
@@ -131,7 +131,7 @@ def test_exhausted_entries_of_dying_workers_are_dead_lettered(
         victim.send_signal(signal.SIGKILL)
         victim.wait(timeout=10)
     last = workers.start("last", "--burst", "--max-deliveries", "3")
-    assert last.wait(timeout=60) == 0, workers.log("last")
+    assert workers.exit_code(last, "last", 60) == 0, workers.log("last")
 
     [(_, fields)] = r.xrange("streamdesk:events:dead")
     assert fields["reason"] == "max-deliveries" and json.loads(fields["event"])["id"] == "killer"
@@ -154,7 +154,7 @@ def test_drain_timeout_releases_the_lease_for_the_next_worker(
     first = workers.start("first", "--drain-timeout", "0.5")
     wait_for(lambda: running(r) == 1, what="the agent to start")
     first.send_signal(signal.SIGTERM)
-    assert first.wait(timeout=15) == 0, workers.log("first")
+    assert workers.exit_code(first, "first", 15) == 0, workers.log("first")
 
     [record] = gate_records(r)
     assert record["state"] == "released"
