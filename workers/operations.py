@@ -157,30 +157,17 @@ def dead_letter(
     reason = inputs.reason(reason, required=True)
     entry = Entry(actor, Action.DEAD_LETTER, stream, group, ids_target(ids), reason)
     c, k = _client(client), _keys(keys)
-    return _on_ids(
-        entry,
-        ids,
-        dry_run,
-        would=lambda: lookup.still_pending(c, stream, group, ids),
-        act=lambda: _on_timeline(
-            c,
-            stream,
-            actions.dead_letter(c, stream, group, ids, reason, actor.name, keys=k),
-            f"by {actor.name}: {reason}",
-        ),
-        job_params={},
-    )
 
-
-def _on_timeline(
-    client: redis.Redis, stream: str, result: actions.ActionResult, detail: str
-) -> actions.ActionResult:
-    """A dead letter by hand shows on the event's timeline like the engine's own."""
-    if result.done:
+    def act() -> ActionResult:
+        # On the event's timeline like the engine's own (imported here: timeline needs models).
         from workers.timeline import insert_dead_lettered_by_hand
 
-        insert_dead_lettered_by_hand(client, stream, result.done, detail)
-    return result
+        result = actions.dead_letter(c, stream, group, ids, reason, actor.name, keys=k)
+        insert_dead_lettered_by_hand(c, stream, result.done, f"by {actor.name}: {reason}")
+        return result
+
+    would = lambda: lookup.still_pending(c, stream, group, ids)  # noqa: E731
+    return _on_ids(entry, ids, dry_run, would=would, act=act, job_params={})
 
 
 def redrive(
