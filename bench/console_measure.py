@@ -38,13 +38,13 @@ from django.contrib.auth import get_user_model  # noqa: E402
 from django.test import Client  # noqa: E402
 
 from bench.console_load import GROUP, STREAM, heartbeats  # noqa: E402
-from console import browse, metrics  # noqa: E402
-from console.history import POINTS_1M, POINTS_1S  # noqa: E402
+from console import browse  # noqa: E402
 from console.runtime import keys, make_sampler  # noqa: E402
-from console.sample import collect  # noqa: E402
 from console.sampler import Sampler  # noqa: E402
 from console.views.dashboard import current_overview  # noqa: E402
+from workers.history import POINTS_1M, POINTS_1S, to_point  # noqa: E402
 from workers.runtime import redis_client  # noqa: E402
+from workers.sample import collect  # noqa: E402
 
 HOST = "127.0.0.1"
 STREAM_URL = f"/streams/{STREAM}/"
@@ -61,7 +61,7 @@ def seed_history(at_ms: int) -> None:
     """A full history (5 min of 1 s points, 1 h of 1 min points), as a console that has
     run for an hour has: the overview's sparklines then cover every point they can."""
     client, k = redis_client(), keys()
-    base = metrics.to_point(collect(client, k))
+    base = to_point(collect(client, k))
 
     def point(ago_ms: int, per_s: int) -> str:
         p = copy.deepcopy(base)

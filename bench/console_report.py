@@ -25,7 +25,7 @@ TARGET_MS = 50.0
 LARGE, SMALL = "large", "small"
 
 LABELS = {
-    "collect": ("`console.sample.collect`", "one sample"),
+    "collect": ("`workers.sample.collect`", "one sample"),
     "current_overview": ("`views.dashboard.current_overview`", "sample, history, rows"),
     "entries_page": ("`browse.entries_page`", "50 entries"),
     "pending_page": ("`browse.pending_page`", "50 pending entries"),

@@ -21,12 +21,12 @@ from console import action_forms, services, throttle
 from console.params import NameConverter  # noqa: F401 (registers the <name:> converter)
 from console.roles import can_operate, can_view
 from console.runtime import keys
-from console.sample import collect
 from workers import jobs
 from workers.errors import ActionRefused, StreamdeskError
 from workers.models import ApiToken, BulkJob, Door
 from workers.ratelimit import Level
 from workers.runtime import rate_budgets, redis_client
+from workers.sample import collect
 from workers.tokens import hash_token
 
 JsonView = Callable[..., JsonResponse]

@@ -6,32 +6,8 @@ import itertools
 from dataclasses import dataclass
 from typing import Any
 
-from console.sample import GroupInfo, Sample, StreamInfo
-
-# One history point: {"t": ms, "s": {stream: {"n": length, "a": added, "p": processed,
-# "f": failed, "d": dead-lettered, "h": idempotency hits, "r": deferred (out of a rate budget),
-# "g": {group: [lag, pending, read]}}}}. Points recorded before "r" existed simply lack it.
-Point = dict[str, Any]
-
-
-def to_point(sample: Sample) -> Point:
-    return {
-        "t": sample.at_ms,
-        "s": {
-            s.name: {
-                "n": s.length,
-                "a": s.entries_added,
-                "p": s.counters["processed"],
-                "f": s.counters["failed"],
-                "d": s.counters["dead_lettered"],
-                "h": s.counters["idempotency_hits"],
-                # .get: a sample built by hand may predate the counter.
-                "r": s.counters.get("deferred", 0),
-                "g": {g.name: [g.lag, g.pending, g.entries_read] for g in s.groups},
-            }
-            for s in sample.streams
-        },
-    }
+from workers.history import Point
+from workers.sample import GroupInfo, StreamInfo
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,10 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from console import metrics
-from console.history import History
-from console.metrics import Health, Point
-from console.sample import GroupInfo, Sample, StreamInfo, UsageByType, WorkerInfo
+from console.metrics import Health
+from workers.history import History, Point, to_point
 from workers.ratelimit import Level
+from workers.sample import GroupInfo, Sample, StreamInfo, UsageByType, WorkerInfo
 
 # Rates are averaged over this window so the numbers do not flicker with every tick.
 RATE_WINDOW_MS = 5_000
@@ -119,7 +119,7 @@ def usage_rows(usage: UsageByType) -> list[UsageRow]:
 
 
 def build(sample: Sample, history: History, claim_idle_ms: int) -> Overview:
-    now = metrics.to_point(sample)
+    now = to_point(sample)
     old = baseline(history.recent, sample.at_ms)
     recent = [*[p for p in history.recent if p["t"] < sample.at_ms], now]
     rows = []

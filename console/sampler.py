@@ -23,13 +23,12 @@ from django.db.models import Count, Min
 from django.template.loader import render_to_string
 from django.utils.safestring import SafeString, mark_safe
 
-from console import metrics, overview, realtime
-from console.history import POINTS_1M, POINTS_1S, History, HistoryStore
-from console.metrics import Point
-from console.sample import collect
+from console import overview, realtime
+from workers.history import POINTS_1M, POINTS_1S, History, HistoryStore, Point, to_point
 from workers.keys import Keys
 from workers.models import BulkJob, OutboxEvent
 from workers.ratelimit import Budget
+from workers.sample import collect
 
 RECENT_JOBS = 20
 
@@ -174,7 +173,7 @@ class Sampler:
             self.hour.extend(seed.hour)
             self._seeded = True
         sample = collect(self.client, self.keys, budgets=self.budgets)
-        point = metrics.to_point(sample)
+        point = to_point(sample)
         if not self.history.record(point, self.writer):
             self._seeded = False  # another console writes: re-read its history if we take over
             self.recent.clear()

@@ -6,12 +6,12 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from console import overview, realtime
-from console.history import HistoryStore
 from console.runtime import keys
-from console.sample import collect
 from console.sampler import overview_context
 from console.views.access import viewer_required
+from workers.history import HistoryStore
 from workers.runtime import engine_config, rate_budgets, redis_client
+from workers.sample import collect
 
 
 def current_overview() -> overview.Overview:

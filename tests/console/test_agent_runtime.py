@@ -13,7 +13,6 @@ import redis.asyncio as aredis
 from django.test import Client
 from django.utils import timezone
 
-from console.sample import collect
 from tests.console.conftest import STREAM
 from workers import stats
 from workers.keys import Keys
@@ -21,6 +20,7 @@ from workers.models import AgentRun, RunStatus, StepResult
 from workers.ratelimit import Limiter
 from workers.records import Usage
 from workers.runtime import rate_budgets
+from workers.sample import collect
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

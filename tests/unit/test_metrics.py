@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from console import metrics
-from console.sample import ConsumerInfo, GroupInfo, Sample, StreamInfo
+from workers.history import to_point
+from workers.sample import ConsumerInfo, GroupInfo, Sample, StreamInfo
 
 COUNTERS = {
     "processed": 0,
@@ -44,49 +45,49 @@ def sample(at_ms: int, g: GroupInfo, added: int | None = 0, **counts: int) -> Sa
 
 
 def test_stream_rates_per_second() -> None:
-    old = metrics.to_point(sample(0, group(), added=0, processed=0, idempotency_hits=0))
-    new = metrics.to_point(sample(2000, group(), added=40, processed=30, idempotency_hits=10))
+    old = to_point(sample(0, group(), added=0, processed=0, idempotency_hits=0))
+    new = to_point(sample(2000, group(), added=40, processed=30, idempotency_hits=10))
     rates = metrics.stream_rates(old, new, "s")
     assert (rates.added_s, rates.processed_s, rates.hits_s) == (20.0, 15.0, 5.0)
     assert rates.hit_ratio == 0.25
 
 
 def test_stream_rates_counter_reset_is_not_negative() -> None:
-    old = metrics.to_point(sample(0, group(), processed=500))
-    new = metrics.to_point(sample(1000, group(), processed=3))
+    old = to_point(sample(0, group(), processed=500))
+    new = to_point(sample(1000, group(), processed=3))
     assert metrics.stream_rates(old, new, "s").processed_s == 0.0
 
 
 def test_stream_rates_idle_hit_ratio_is_unknown() -> None:
-    point = metrics.to_point(sample(0, group()))
-    later = metrics.to_point(sample(1000, group()))
+    point = to_point(sample(0, group()))
+    later = to_point(sample(1000, group()))
     assert metrics.stream_rates(point, later, "s").hit_ratio is None
 
 
 def test_stream_rates_without_entries_added_is_unknown() -> None:
-    old = metrics.to_point(sample(0, group(), added=None))
-    new = metrics.to_point(sample(1000, group(), added=None))
+    old = to_point(sample(0, group(), added=None))
+    new = to_point(sample(1000, group(), added=None))
     assert metrics.stream_rates(old, new, "s").added_s is None
 
 
 def test_group_rates_ack_and_drain() -> None:
-    old = metrics.to_point(sample(0, group(lag=100, pending=10, read=0)))
+    old = to_point(sample(0, group(lag=100, pending=10, read=0)))
     now = group(lag=80, pending=10, read=20)
-    rates = metrics.group_rates(old, metrics.to_point(sample(1000, now)), now)
+    rates = metrics.group_rates(old, to_point(sample(1000, now)), now)
     assert rates.ack_s == 20.0
     assert rates.drain_s == 4.5  # (80 + 10) / 20
 
 
 def test_group_rates_stalled_drain_is_unknown() -> None:
-    old = metrics.to_point(sample(0, group(lag=5, pending=3, read=10)))
+    old = to_point(sample(0, group(lag=5, pending=3, read=10)))
     now = group(lag=5, pending=3, read=10)
-    assert metrics.group_rates(old, metrics.to_point(sample(1000, now)), now).drain_s is None
+    assert metrics.group_rates(old, to_point(sample(1000, now)), now).drain_s is None
 
 
 def test_group_rates_empty_backlog_drains_now() -> None:
-    old = metrics.to_point(sample(0, group(read=10)))
+    old = to_point(sample(0, group(read=10)))
     now = group(read=10)
-    assert metrics.group_rates(old, metrics.to_point(sample(1000, now)), now).drain_s == 0.0
+    assert metrics.group_rates(old, to_point(sample(1000, now)), now).drain_s == 0.0
 
 
 def test_group_health_stuck_pending_is_bad() -> None:
@@ -109,7 +110,7 @@ def test_group_health_ok() -> None:
 
 
 def test_series_rates_between_points() -> None:
-    points = [metrics.to_point(sample(t * 1000, group(), processed=t * t)) for t in range(4)]
+    points = [to_point(sample(t * 1000, group(), processed=t * t)) for t in range(4)]
     assert metrics.series(points, "s", "p") == [1.0, 3.0, 5.0]
 
 
