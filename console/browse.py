@@ -107,6 +107,8 @@ class PendingRow:
     idle_ms: int
     deliveries: int
     summary: Summary
+    # When the engine holds the entry back until (a retry's backoff...: ``workers/waits.py``).
+    due_ms: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,8 +149,11 @@ def pending_page(
     after: str | None = None,
     f: PendingFilter | None = None,
     count: int = PAGE_SIZE,
+    waits: str | None = None,
 ) -> PendingPage:
-    """Pending entries in id order after ``after``, filtered; XPENDING with bounds."""
+    """Pending entries in id order after ``after``, filtered; XPENDING with bounds. With
+    ``waits`` (``Keys.waits``), each row's due time is read in the same round trip as its
+    event."""
     f = f or PendingFilter()
     found: list[dict[str, Any]] = []
     cursor = f"({after}" if after else "-"
@@ -171,7 +176,8 @@ def pending_page(
     else:
         next_after = None if exhausted else cursor[1:]
     stopped = not exhausted and len(found) <= count
-    summaries = _summaries(client, stream, [str(p["message_id"]) for p in rows])
+    ids = [str(p["message_id"]) for p in rows]
+    summaries, dues = _summaries(client, stream, ids, waits)
     return PendingPage(
         [
             PendingRow(
@@ -180,21 +186,30 @@ def pending_page(
                 int(p["time_since_delivered"]),
                 int(p["times_delivered"]),
                 s,
+                int(due) if due is not None else None,
             )
-            for p, s in zip(rows, summaries, strict=True)
+            for p, s, due in zip(rows, summaries, dues, strict=True)
         ],
         next_after,
         next_after if stopped else None,
     )
 
 
-def _summaries(client: redis.Redis, stream: str, ids: list[str]) -> list[Summary]:
-    """The event behind each id: one pipelined XRANGE per row, O(page)."""
+def _summaries(
+    client: redis.Redis, stream: str, ids: list[str], waits: str | None = None
+) -> tuple[list[Summary], list[float | None]]:
+    """The event behind each id (one pipelined XRANGE per row, O(page)) and, with ``waits``,
+    each id's due time (one ZMSCORE)."""
+    if not ids:
+        return [], []
     with client.pipeline(transaction=False) as pipe:
         for entry_id in ids:
             pipe.xrange(stream, min=entry_id, max=entry_id, count=1)
+        if waits:
+            pipe.zmscore(waits, ids)
         replies = pipe.execute()
-    return [summarize(r[0][1].get(EVENT_FIELD) if r else None) for r in replies]
+    dues = replies.pop() if waits else [None] * len(ids)
+    return [summarize(r[0][1].get(EVENT_FIELD) if r else None) for r in replies], dues
 
 
 @dataclass(frozen=True, slots=True)

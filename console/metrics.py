@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from workers.history import Point
-from workers.sample import GroupInfo, StreamInfo
+from workers.sample import GroupInfo
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,47 +105,6 @@ def group_series(points: list[Point], stream: str, group: str, index: int) -> li
         values = point["s"].get(stream, {}).get("g", {}).get(group)
         out.append(float(values[index] or 0) if values else 0.0)
     return out
-
-
-@dataclass(frozen=True, slots=True)
-class Health:
-    level: str  # "ok", "warn" or "bad": the only thing colour is used for
-    reasons: list[str]
-
-
-def group_health(group: GroupInfo, claim_idle_ms: int) -> Health:
-    reasons = []
-    level = "ok"
-    if group.paused_by:
-        reasons.append(f"paused by {group.paused_by}")
-        level = "warn"
-    if group.oldest_pending_idle_ms is not None and group.oldest_pending_idle_ms > claim_idle_ms:
-        reasons.append("oldest pending entry idle longer than the claim idle time")
-        level = "bad"
-    if group.live_consumers == 0 and (group.pending or group.lag != 0):
-        reasons.append("no live consumer")
-        level = "bad"
-    elif group.live_consumers == 0:
-        reasons.append("no live consumer")
-        level = "warn" if level == "ok" else level
-    if group.lag is None:
-        reasons.append("lag unknown: Redis cannot count it after deletes")
-        level = "warn" if level == "ok" else level
-    return Health(level, reasons)
-
-
-def stream_health(stream: StreamInfo, rates: StreamRates, claim_idle_ms: int) -> Health:
-    if not stream.exists:
-        return Health("warn", ["stream does not exist yet"])
-    if not stream.groups:
-        return Health("warn", ["no consumer group"])
-    marks = [group_health(g, claim_idle_ms) for g in stream.groups]
-    reasons = [r for m in marks for r in m.reasons]
-    if rates.failed_s > 0 or rates.dead_s > 0:
-        reasons.append("agents failing")
-    levels = {m.level for m in marks}
-    level = "bad" if "bad" in levels else "warn" if "warn" in levels or reasons else "ok"
-    return Health(level, reasons)
 
 
 def sparkline(values: list[float], width: int = 120, height: int = 24) -> str:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from console import metrics
-from console.metrics import Health
+from console import health, metrics
+from console.health import Health, PendingState
 from workers.history import History, Point, to_point
 from workers.ratelimit import Level
 from workers.sample import GroupInfo, Sample, StreamInfo, UsageByType, WorkerInfo
@@ -28,6 +28,8 @@ class GroupRow:
     rates: metrics.GroupRates
     health: Health
     lag_spark: Spark
+    # What the oldest pending entry is doing (waiting for a retry, idle, stuck), if any.
+    oldest: PendingState | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,7 +131,8 @@ def build(sample: Sample, history: History, claim_idle_ms: int) -> Overview:
             GroupRow(
                 info=g,
                 rates=metrics.group_rates(old, now, g),
-                health=metrics.group_health(g, claim_idle_ms),
+                health=health.group_health(g, claim_idle_ms),
+                oldest=health.oldest_pending(g, sample.at_ms, claim_idle_ms),
                 lag_spark=_spark("lag", metrics.group_series(recent, stream.name, g.name, 0)),
             )
             for g in stream.groups
@@ -138,7 +141,7 @@ def build(sample: Sample, history: History, claim_idle_ms: int) -> Overview:
             StreamRow(
                 info=stream,
                 rates=rates,
-                health=metrics.stream_health(stream, rates, claim_idle_ms),
+                health=health.stream_health(stream, claim_idle_ms),
                 sparks=_sparks(recent, stream.name),
                 hour_sparks=_sparks(history.hour, stream.name),
                 groups=groups,

@@ -72,6 +72,12 @@ class Keys:
         """Set while a group is paused: who paused it and when (no expiry)."""
         return f"{self.prefix}paused:{stream}:{group}"
 
+    def waits(self, stream: str, group: str) -> str:
+        """When each entry held back on purpose (a retry's backoff, a rate budget's token, a
+        duplicate waiting on its twin's lease) is due again: a sorted set of entry ids scored
+        by due time (ms). The engine keeps that wait as an idle time nobody can read back."""
+        return f"{self.prefix}waits:{stream}:{group}"
+
     @property
     def console_sampler(self) -> str:
         """Which console process writes the shared history (a key with a short expiry)."""

@@ -48,6 +48,9 @@ class GroupInfo:
     last_delivered_id: str
     oldest_pending_id: str | None
     oldest_pending_idle_ms: int | None
+    # When the oldest pending entry is due again if the engine holds it back on purpose (a
+    # retry's backoff, a rate budget, a duplicate waiting on its twin), else None (``waits``).
+    oldest_pending_due_ms: int | None = None
     # Who paused the group and when ("alice at ..."), or None while it runs.
     paused_by: str | None = None
 
@@ -115,6 +118,15 @@ def _int(value: Any, default: int | None = None) -> int | None:
         return default if value is None else int(value)
     except (TypeError, ValueError):
         return default
+
+
+# The oldest pending entry (by id) and when it is due if it waits on purpose: XPENDING and
+# ZSCORE in one call, so the sample keeps its three round trips. KEYS: stream, waits.
+OLDEST_PENDING = """
+local p = redis.call('XPENDING', KEYS[1], ARGV[1], '-', '+', 1)
+if #p == 0 then return {} end
+return {p[1][1], p[1][3], redis.call('ZSCORE', KEYS[2], p[1][1])}
+"""
 
 
 @dataclass(frozen=True, slots=True)
@@ -233,10 +245,15 @@ def _groups(
             found += [(name, g) for g in groups]
     if not found:
         return {}, {}
+    oldest_pending = client.register_script(OLDEST_PENDING)
     with client.pipeline(transaction=False) as pipe:
         for stream, group in found:
             pipe.xinfo_consumers(stream, group["name"])
-            pipe.xpending_range(stream, group["name"], min="-", max="+", count=1)
+            oldest_pending(
+                keys=[stream, keys.waits(stream, str(group["name"]))],
+                args=[group["name"]],
+                client=pipe,
+            )
             pipe.get(keys.paused(stream, str(group["name"])))
         replies = pipe.execute(raise_on_error=False)
     out: dict[str, list[GroupInfo]] = {}
@@ -258,7 +275,11 @@ def _group_info(
     stream: str, group: dict[str, Any], consumers: Any, oldest: Any, live: set[str]
 ) -> GroupInfo:
     rows = consumers if isinstance(consumers, list) else []
-    first = oldest[0] if isinstance(oldest, list) and oldest else None
+    if isinstance(oldest, Exception):
+        if "NOGROUP" not in str(oldest):
+            raise oldest
+        oldest = None  # the group was removed since XINFO GROUPS: nothing is pending
+    first_id, first_idle, due = [*(oldest or []), None, None, None][:3]
     return GroupInfo(
         stream=stream,
         name=str(group["name"]),
@@ -276,8 +297,9 @@ def _group_info(
         lag=_int(group.get("lag")),
         entries_read=_int(group.get("entries-read")),
         last_delivered_id=str(group.get("last-delivered-id", "")),
-        oldest_pending_id=str(first["message_id"]) if first else None,
-        oldest_pending_idle_ms=int(first["time_since_delivered"]) if first else None,
+        oldest_pending_id=str(first_id) if first_id is not None else None,
+        oldest_pending_idle_ms=int(first_idle) if first_idle is not None else None,
+        oldest_pending_due_ms=int(float(due)) if due is not None else None,
     )
 
 

@@ -29,6 +29,7 @@ from workers.outcomes import Settled, Stored, merge, sort_outcomes, spent_by_typ
 from workers.records import Finish
 from workers.retry import Decision, Verdict
 from workers.storable import storable_message
+from workers.waits import queue_waits
 
 if TYPE_CHECKING:
     from workers.attempts import Attempt
@@ -220,6 +221,7 @@ class Settler:
             idle=max(self.config.claim_idle_ms - retry_in_ms, 0),
             justid=True,
         )
+        self._queue_wait(pipe, ids, min(retry_in_ms, self.config.claim_idle_ms))
         log.warning(
             "agent failed (%s); retry in %d ms",
             s.error.rstrip().rsplit("\n", 1)[-1],
@@ -246,6 +248,9 @@ class Settler:
             [attempt.delivery, *attempt.followers],
             self.config.claim_idle_ms,
             s.wait_ms,
+        )
+        self._queue_wait(
+            pipe, [d.entry_id for d in (attempt.delivery, *attempt.followers)], s.wait_ms
         )
         log.info(
             "deferred: %s; rerun in %d ms",
@@ -335,6 +340,11 @@ class Settler:
             retrycount=max(delivery.deliveries - 1, 0),
             justid=True,
         )
+        self._queue_wait(pipe, [delivery.entry_id], self.config.lease_ms)
+
+    def _queue_wait(self, pipe: Pipeline, ids: list[Any], wait_ms: float) -> None:
+        """Write down when the held-back entries are due, for the console (``waits.py``)."""
+        queue_waits(pipe, self.worker.keys, self.config.stream, self.config.group, ids, wait_ms)
 
     async def mark_done(self, hashes: set[str]) -> None:
         async with self.worker.client.pipeline(transaction=False) as pipe:

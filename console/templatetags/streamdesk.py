@@ -127,3 +127,11 @@ def per_time(rate_per_s: float | None) -> str:
     if value < 1:
         value, unit = round(rate_per_s * 3600, 6), "h"
     return f"{value:,.{0 if value == round(value) else 2}f}/{unit}"
+
+
+@register.filter
+def clock_ms(value: int | None) -> str:
+    """A millisecond clock as a time of day in UTC (hh:mm:ss UTC), for "retry at"."""
+    if not value:
+        return NONE
+    return datetime.fromtimestamp(value / 1000, tz=UTC).strftime("%H:%M:%S UTC")

@@ -8,13 +8,14 @@ import redis
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 
-from console import browse, realtime
+from console import browse, health, realtime
 from console.forms import BrowseForm, PendingForm
 from console.overview import GroupRow, StreamRow
+from console.runtime import keys
 from console.views.access import HtmxHttpRequest, viewer_required
 from console.views.dashboard import current_overview
 from workers.keys import dead_stream
-from workers.runtime import redis_client
+from workers.runtime import engine_config, redis_client
 
 
 def _stream_row(stream: str) -> tuple[StreamRow, int]:
@@ -81,15 +82,24 @@ def group_page(request: HtmxHttpRequest, stream: str, group: str) -> HttpRespons
     group_row = _group_row(row, group)
     try:
         page = browse.pending_page(
-            redis_client(), stream, group, after=form.cursor(), f=form.pending_filter()
+            redis_client(),
+            stream,
+            group,
+            after=form.cursor(),
+            f=form.pending_filter(),
+            waits=keys().waits(stream, group),
         )
     except redis.ResponseError as exc:
         return unreadable(request, stream, exc)
+    claim_idle_ms = engine_config().claim_idle_ms
     context = {
         "row": row,
         "group": group_row,
         "at_ms": at_ms,
         "page": page,
+        "states": {
+            p.id: health.pending_state(p.idle_ms, p.due_ms, at_ms, claim_idle_ms) for p in page.rows
+        },
         "form": form,
         "live": [realtime.group_key(stream, group)],
         "filter_query": _filter_query(form),

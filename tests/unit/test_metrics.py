@@ -1,4 +1,4 @@
-"""Rates, drain estimates, health marks and sparklines from samples: no server needed."""
+"""Rates, drain estimates and sparklines from samples: no server needed."""
 
 from __future__ import annotations
 
@@ -88,25 +88,6 @@ def test_group_rates_empty_backlog_drains_now() -> None:
     old = to_point(sample(0, group(read=10)))
     now = group(read=10)
     assert metrics.group_rates(old, to_point(sample(1000, now)), now).drain_s == 0.0
-
-
-def test_group_health_stuck_pending_is_bad() -> None:
-    health = metrics.group_health(group(pending=1, idle_ms=90_000), claim_idle_ms=60_000)
-    assert health.level == "bad"
-    assert "claim idle" in health.reasons[0]
-
-
-def test_group_health_no_live_consumer_with_work_is_bad() -> None:
-    assert metrics.group_health(group(lag=3, live=False), 60_000).level == "bad"
-
-
-def test_group_health_unknown_lag_warns() -> None:
-    health = metrics.group_health(group(lag=None), 60_000)
-    assert health.level == "warn" and "lag unknown" in health.reasons[0]
-
-
-def test_group_health_ok() -> None:
-    assert metrics.group_health(group(), 60_000) == metrics.Health("ok", [])
 
 
 def test_series_rates_between_points() -> None:
