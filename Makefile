@@ -18,11 +18,13 @@ install: $(STAMP)
 
 # Development and demo mode, explicitly: DEBUG on (a SECRET_KEY is generated into .streamdesk/),
 # the demo agents, example apps, demo webhook source and demo producer. Unset, both are off.
+# `make run PORT=8123` picks the console's port; ACCESS_LOG=1 logs every HTTP request.
+PORT ?= 8000
 run: export DEBUG ?= 1
 run: export STREAMDESK_DEMO ?= 1
 run: $(STAMP)
 	$(PY) manage.py migrate --no-input -v0
-	$(PY) manage.py up
+	$(PY) manage.py up --port $(PORT)
 
 test: $(STAMP)
 	$(PY) -m pytest $(PYTEST_ARGS)

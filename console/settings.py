@@ -219,10 +219,13 @@ LOGGING = {
         "json": {"()": "workers.logs.JsonFormatter"},
         "text": {"()": "workers.logs.TextFormatter"},
     },
+    # A failure repeated per event is one line per class and minute (workers/logs.py).
+    "filters": {"repeats": {"()": "workers.logs.RepeatFilter"}},
     "handlers": {
         "console": {
             "class": "logging.StreamHandler",
             "formatter": os.environ.get("STREAMDESK_LOG_FORMAT", "text"),
+            "filters": ["repeats"],
         },
     },
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},

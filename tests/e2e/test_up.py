@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 import signal
+import stat
 import subprocess
 import sys
 import urllib.request
@@ -20,10 +21,10 @@ pytestmark = pytest.mark.e2e
 
 
 class Up:
-    def __init__(self, env: dict[str, str], log: Path, port: int) -> None:
+    def __init__(self, env: dict[str, str], log: Path, port: int, workers: int = 2) -> None:
         self.log = log
         self.port = port
-        args = ["up", "--workers", "2", "--no-demo", "--port", str(port)]
+        args = ["up", "--workers", str(workers), "--no-demo", "--port", str(port)]
         with open(log, "wb") as out:  # the child keeps its own fd
             self.proc = subprocess.Popen(
                 [sys.executable, "manage.py", *args],
@@ -59,23 +60,34 @@ def alive(pid: int) -> bool:
     return True
 
 
+def stop(running: Up) -> None:
+    if running.proc.poll() is None:
+        running.proc.send_signal(signal.SIGINT)
+        try:
+            running.proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            running.proc.kill()
+    for pid in running.pids().values():
+        if alive(pid):
+            os.kill(pid, signal.SIGKILL)
+
+
 @pytest.fixture
-def up(worker_env: dict[str, str], tmp_path: Path) -> Iterator[Up]:
-    running = Up(worker_env, tmp_path / "up.log", free_port())
+def up_env(worker_env: dict[str, str], tmp_path: Path) -> dict[str, str]:
+    """``up``'s environment with a data folder of its own: the admin password it writes must
+    not land in the checkout's ``.streamdesk/``."""
+    return {**worker_env, "STREAMDESK_DATA_DIR": str(tmp_path / "data")}
+
+
+@pytest.fixture
+def up(up_env: dict[str, str], tmp_path: Path) -> Iterator[Up]:
+    running = Up(up_env, tmp_path / "up.log", free_port())
     try:
         wait_for(lambda: {"worker-1", "worker-2", "console"} <= set(running.pids()), what="up")
         wait_for(running.console_answers, what="the console")
         yield running
     finally:
-        if running.proc.poll() is None:
-            running.proc.send_signal(signal.SIGINT)
-            try:
-                running.proc.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                running.proc.kill()
-        for pid in running.pids().values():
-            if alive(pid):
-                os.kill(pid, signal.SIGKILL)
+        stop(running)
 
 
 def test_up_restarts_a_killed_worker_and_keeps_the_others(up: Up) -> None:
@@ -98,3 +110,52 @@ def test_up_stops_every_child_on_ctrl_c(up: Up) -> None:
     assert up.proc.wait(timeout=60) == 0
     assert [name for name, pid in pids.items() if alive(pid)] == []
     assert "all processes stopped" in up.output()
+
+
+def started_once(env: dict[str, str], log: Path) -> str:
+    """Start ``up`` (the console only), wait for its banner and the console, stop it; its output."""
+    running = Up(env, log, free_port(), workers=0)
+    try:
+        wait_for(lambda: "Ctrl-C stops everything" in running.output(), what="the banner")
+        wait_for(running.console_answers, what="the console")
+    finally:
+        stop(running)
+    return running.output()
+
+
+def test_up_writes_the_admin_password_to_a_private_file(
+    up_env: dict[str, str], tmp_path: Path
+) -> None:
+    from django.contrib.auth.models import User
+
+    first = started_once(up_env, tmp_path / "first.log")
+
+    path = Path(up_env["STREAMDESK_DATA_DIR"]) / "admin-password"
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert User.objects.get(username="admin").check_password(path.read_text().strip())
+    assert f"password in {path} (readable by you only)" in first
+    assert path.read_text().strip() not in first  # the file, not the scrolling terminal
+    assert "no access log: ACCESS_LOG=1 turns it on" in first
+
+
+def test_up_second_start_says_admin_exists_and_how_to_reset(
+    up_env: dict[str, str], tmp_path: Path
+) -> None:
+    from django.contrib.auth.models import User
+
+    started_once(up_env, tmp_path / "first.log")
+    second = started_once(up_env, tmp_path / "second.log")
+
+    path = Path(up_env["STREAMDESK_DATA_DIR"]) / "admin-password"
+    assert "admin (the user exists already)" in second
+    assert f"its password: cat {path}" in second
+    assert "to reset its password: python manage.py changepassword admin" in second
+    assert User.objects.filter(username="admin").count() == 1
+
+    # Once the password is changed, the file is stale: the banner no longer points at it.
+    admin = User.objects.get(username="admin")
+    admin.set_password("changed-by-hand")
+    admin.save()
+    third = started_once(up_env, tmp_path / "third.log")
+    assert "its password: cat" not in third
+    assert "to reset its password: python manage.py changepassword admin" in third

@@ -5,16 +5,21 @@ A child that dies is restarted with a back-off (workers/supervisor.py); the othe
 
 from __future__ import annotations
 
+import os
 import secrets
 import signal
 import sys
 from argparse import ArgumentParser
+from dataclasses import dataclass
+from pathlib import Path
 from types import FrameType
 from typing import Any
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
+from workers.config import env_bool
+from workers.datadir import FILE_MODE, private_dir
 from workers.embedded import EmbeddedValkey
 from workers.errors import StreamdeskError
 from workers.redact import redact_url
@@ -24,19 +29,70 @@ from workers.supervisor import Child, Supervisor
 STOP_TIMEOUT_S = 40.0
 
 
-def ensure_admin() -> str | None:
-    """Create ``admin`` with a random password if no superuser exists; return the password."""
+ADMIN = "admin"
+# Where the first start leaves admin's password: in the terminal it scrolls away under the logs.
+PASSWORD_FILE = "admin-password"
+
+
+@dataclass(frozen=True, slots=True)
+class Admin:
+    """What the banner says about signing in."""
+
+    created: bool  # made by this start
+    exists: bool  # an ``admin`` user exists (made now or before)
+    password_file: Path | None  # holds admin's current password, if it does
+
+
+def write_password(path: Path, password: str) -> None:
+    """The password in ``path``, readable by its owner only, whatever was there before."""
+    private_dir(path.parent)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, FILE_MODE)
+    with os.fdopen(fd, "w") as handle:
+        os.fchmod(handle.fileno(), FILE_MODE)  # a file left by an older version is tightened
+        handle.write(password + "\n")
+
+
+def ensure_admin(folder: Path) -> Admin:
+    """Create ``admin`` with a random password, kept in ``folder``, if no superuser exists."""
     from django.contrib.auth import get_user_model
 
     users = get_user_model()
-    if (
-        users.objects.filter(is_superuser=True).exists()
-        or users.objects.filter(username="admin").exists()
-    ):
-        return None
-    password = secrets.token_urlsafe(12)
-    users.objects.create_superuser("admin", "", password)
-    return password
+    path = folder / PASSWORD_FILE
+    admin = users.objects.filter(username=ADMIN).first()
+    if admin is None and not users.objects.filter(is_superuser=True).exists():
+        password = secrets.token_urlsafe(12)
+        write_password(path, password)
+        users.objects.create_superuser(ADMIN, "", password)
+        return Admin(created=True, exists=True, password_file=path)
+    if admin is None:
+        return Admin(created=False, exists=False, password_file=None)
+    # A file from an earlier start is named only while it still holds admin's password.
+    current = path.exists() and admin.check_password(path.read_text().strip())
+    return Admin(created=False, exists=True, password_file=path if current else None)
+
+
+def shown(path: Path) -> str:
+    """``path`` relative to the current folder when it is under it, as a person types it."""
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
+
+
+def sign_in_lines(admin: Admin) -> list[str]:
+    if not admin.exists:
+        return ["  sign in:    with your staff account (python manage.py createsuperuser)"]
+    reset = f"python manage.py changepassword {ADMIN}"
+    if admin.created and admin.password_file:
+        where = shown(admin.password_file)
+        return [
+            f"  sign in:    {ADMIN}, password in {where} (readable by you only)",
+            f"              cat {where}; to change it: {reset}",
+        ]
+    lines = [f"  sign in:    {ADMIN} (the user exists already)"]
+    if admin.password_file:
+        lines += [f"              its password: cat {shown(admin.password_file)}"]
+    return [*lines, f"              to reset its password: {reset}"]
 
 
 class Command(BaseCommand):
@@ -55,6 +111,12 @@ class Command(BaseCommand):
         )
         parser.add_argument("--port", type=int, default=8000, help="console port (daphne)")
         parser.add_argument("--no-console", action="store_true", help="do not start the console")
+        parser.add_argument(
+            "--access-log",
+            action="store_true",
+            default=env_bool("ACCESS_LOG", False),
+            help="log every HTTP request of the console (default: off; ACCESS_LOG=1 turns it on)",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         embedded = None if settings.REDIS_URL else EmbeddedValkey(data_dir())
@@ -63,7 +125,7 @@ class Command(BaseCommand):
             url = redis_url()
         except StreamdeskError as exc:
             raise CommandError(str(exc)) from exc
-        password = None if options["no_console"] else ensure_admin()
+        admin = None if options["no_console"] else ensure_admin(data_dir())
         stopping = False
 
         def stop(signum: int, frame: FrameType | None) -> None:
@@ -75,7 +137,7 @@ class Command(BaseCommand):
         signal.signal(signal.SIGTERM, stop)
         supervisor = Supervisor(self._children(options), say=self.stderr.write)
         supervisor.start_all()
-        self._banner(url, started_redis, supervisor.children, options, password)
+        self._banner(url, started_redis, supervisor.children, options, admin)
         supervisor.run(lambda: stopping)
         supervisor.stop_all(STOP_TIMEOUT_S)
         self.stdout.write("all processes stopped")
@@ -92,6 +154,9 @@ class Command(BaseCommand):
         ]
         if not options["no_console"]:
             daphne = [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(options["port"])]
+            # Daphne's access log is a line per request (every page, fragment and asset): off
+            # unless asked for; verbosity 0 turns only it off, the app's logging is Django's.
+            daphne += ["--access-log", "-"] if options["access_log"] else ["-v", "0"]
             children.append(Child("console", [*daphne, "console.asgi:application"]))
         if settings.STREAMDESK_DEMO and not options["no_demo"]:
             producer = [*manage, "demoproducer", "--rate", str(options["rate"])]
@@ -104,7 +169,7 @@ class Command(BaseCommand):
         started: bool,
         children: list[Child],
         options: dict[str, Any],
-        password: str | None,
+        admin: Admin | None,
     ) -> None:
         where = "embedded Valkey, started now" if started else "already running"
         lines = [
@@ -116,15 +181,9 @@ class Command(BaseCommand):
         lines += [f"  {c.name:<10} pid {c.proc.pid}" for c in children if c.proc is not None]
         if not options["no_console"]:
             lines += ["", f"  console:    http://127.0.0.1:{options['port']}/"]
-            if password:
-                lines += [
-                    f"  sign in:    admin / {password}",
-                    "              (shown once; to change it: manage.py changepassword admin)",
-                ]
-            else:
-                lines += [
-                    "  sign in:    with your staff account (python manage.py createsuperuser)"
-                ]
+            lines += sign_in_lines(admin) if admin else []
+            if not options["access_log"]:
+                lines += ["  (no access log: ACCESS_LOG=1 turns it on)"]
         lines += [""]
         if settings.STREAMDESK_DEMO:
             # Other terminals must be in the same mode to see the demo types.
