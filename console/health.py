@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from workers.actions import parse_pause
 from workers.sample import GroupInfo, StreamInfo
 
 Level = Literal["ok", "warn", "bad"]
@@ -81,7 +82,8 @@ def group_health(group: GroupInfo, claim_idle_ms: int) -> Health:
     reasons: list[str] = []
     level: Level = "ok"
     if group.paused_by:
-        reasons.append(f"paused by {group.paused_by}")
+        # Who, not the stored ISO time: the group page says when, for people (parse_pause).
+        reasons.append(f"paused by {parse_pause(group.paused_by).by}")
         level = "warn"
     if group.live_consumers == 0:
         work = []

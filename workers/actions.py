@@ -11,6 +11,7 @@ the reasons: docs/actions.md. Actions on dead letters live in ``workers/redrive.
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, cast
 
@@ -40,10 +41,12 @@ __all__ = [
     "ActionRefused",
     "ActionResult",
     "DeadFilter",
+    "Pause",
     "claim",
     "clear_gate",
     "dead_letter",
     "gate_done",
+    "parse_pause",
     "pause",
     "paused",
     "pending_ids",
@@ -316,3 +319,22 @@ def paused(client: redis.Redis, keys: Keys, stream: str, group: str) -> str | No
     """``"<who> at <ISO time>"`` while the group is paused, else None."""
     value = client.get(keys.paused(stream, group))
     return None if value is None else str(value)
+
+
+@dataclass(frozen=True, slots=True)
+class Pause:
+    """Who paused a group and when (None: a value written by hand, shown as it is)."""
+
+    by: str
+    at: datetime | None
+
+
+def parse_pause(value: str) -> Pause:
+    """Split what ``pause`` stores, ``"<who> at <ISO time>"``, into its two parts; the
+    stored format is kept as it is so running workers and older values stay readable."""
+    who, sep, when = value.rpartition(" at ")
+    if sep:
+        try:
+            at = datetime.fromisoformat(when)
+        except ValueError:
+            return Pause(value, None)

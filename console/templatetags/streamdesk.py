@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import json
+import time
 from datetime import UTC, datetime
 from typing import Any
 
 from django import template
+from django.utils.html import format_html
+from django.utils.safestring import SafeString
+
+from workers.actions import Pause, parse_pause
 
 register = template.Library()
 
@@ -70,6 +75,73 @@ def ms_time(value: int | None) -> str:
         return NONE
     moment = datetime.fromtimestamp(value / 1000, tz=UTC)
     return moment.strftime("%Y-%m-%d %H:%M:%S.") + f"{moment.microsecond // 1000:03d} UTC"
+
+
+def _moment(value: datetime | str | int | float | None) -> datetime | None:
+    """A datetime, an ISO 8601 string or a millisecond clock (a stream id's, a sample's) as
+    an aware UTC datetime; None for anything else."""
+    if isinstance(value, datetime):
+        moment = value
+    elif isinstance(value, str):
+        try:
+            moment = datetime.fromisoformat(value)
+        except ValueError:
+            return None
+    elif isinstance(value, int | float) and not isinstance(value, bool) and value > 0:
+        moment = datetime.fromtimestamp(value / 1000, tz=UTC)
+    else:
+        return None
+    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+
+
+def age(seconds: float) -> str:
+    """How long ago (or, negative, how far ahead) in the largest unit that says it shortly."""
+    s = abs(seconds)
+    if s < 1:
+        return "just now"
+    if s < 60:
+        text = f"{s:.0f} s"
+    elif s < 3600:
+        text = f"{s // 60:.0f} min"
+    elif s < 86400:
+        text = f"{s // 3600:.0f} h {s % 3600 // 60:.0f} min"
+    else:
+        text = f"{s // 86400:.0f} d {s % 86400 // 3600:.0f} h"
+    return f"{text} ago" if seconds > 0 else f"in {text}"
+
+
+def _when(value: Any, now_ms: int | None, precise: bool) -> SafeString | str:
+    moment = _moment(value)
+    if moment is None:
+        return NONE if not value else str(value)
+    now = datetime.fromtimestamp((now_ms or time.time() * 1000) / 1000, tz=UTC)
+    clock = moment.strftime("%H:%M:%S")
+    if precise:
+        clock += f".{moment.microsecond // 1000:03d}"
+    day = "" if moment.date() == now.date() else moment.strftime("%Y-%m-%d ")
+    iso = moment.isoformat()
+    text = f"{day}{clock} UTC ({age((now - moment).total_seconds())})"
+    return format_html('<time datetime="{}" title="{}">{}</time>', iso, iso, text)
+
+
+@register.filter
+def when(value: Any, now_ms: int | None = None) -> SafeString | str:
+    """A moment for people: ``11:23:04 UTC (3 min ago)``, the date added when it is not
+    today (UTC), the full ISO time in the title. ``now_ms`` (a sample's clock) keeps a
+    pushed fragment consistent with its own figures; without it, the time of rendering."""
+    return _when(value, now_ms, precise=False)
+
+
+@register.filter
+def when_precise(value: Any, now_ms: int | None = None) -> SafeString | str:
+    """``when`` with milliseconds, for a timeline whose steps are that close together."""
+    return _when(value, now_ms, precise=True)
+
+
+@register.filter
+def pause_note(value: str | None) -> Pause | None:
+    """The group's pause flag as who and when (``workers.actions.parse_pause``)."""
+    return parse_pause(value) if value else None
 
 
 @register.filter
