@@ -338,3 +338,5 @@ def parse_pause(value: str) -> Pause:
             at = datetime.fromisoformat(when)
         except ValueError:
             return Pause(value, None)
+        return Pause(who, at if at.tzinfo else at.replace(tzinfo=UTC))
+    return Pause(value, None)
