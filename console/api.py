@@ -17,7 +17,7 @@ from django.urls import path
 from django.utils import timezone
 from django.views.decorators.csrf import csrf_exempt
 
-from console import action_forms, services, throttle
+from console import action_forms, health, services, throttle
 from console.params import NameConverter  # noqa: F401 (registers the <name:> converter)
 from console.roles import can_operate, can_view
 from console.runtime import keys
@@ -25,8 +25,8 @@ from workers import jobs
 from workers.errors import ActionRefused, StreamdeskError
 from workers.models import ApiToken, BulkJob, Door
 from workers.ratelimit import Level
-from workers.runtime import rate_budgets, redis_client
-from workers.sample import collect
+from workers.runtime import engine_config, rate_budgets, redis_client
+from workers.sample import GroupInfo, StreamInfo, collect
 from workers.tokens import hash_token
 
 JsonView = Callable[..., JsonResponse]
@@ -249,7 +249,9 @@ def streams(request: HttpRequest) -> JsonResponse:
     return JsonResponse(
         {
             "at_ms": sample.at_ms,
-            "streams": [_stream(s) for s in sample.streams],
+            "streams": [
+                _stream(s, sample.at_ms, engine_config().claim_idle_ms) for s in sample.streams
+            ],
             "budgets": [_budget(level) for level in sample.budgets],
             "usage": {t: _usage(u) for t, u in sample.usage.items()},
         }
@@ -274,22 +276,35 @@ def _budget(level: Level) -> dict[str, Any]:
     }
 
 
-def _stream(s: Any) -> dict[str, Any]:
+def _health(mark: health.Health) -> dict[str, Any]:
+    return {"level": mark.level, "reasons": mark.reasons}
+
+
+def _group(g: GroupInfo, at_ms: int, claim_idle_ms: int) -> dict[str, Any]:
+    oldest = health.oldest_pending(g, at_ms, claim_idle_ms)
+    return {
+        "name": g.name,
+        "pending": g.pending,
+        "lag": g.lag,
+        "consumers": len(g.consumers),
+        "live_consumers": g.live_consumers,
+        "oldest_pending_idle_ms": g.oldest_pending_idle_ms,
+        # The console's own reading of it: waiting (with due_ms), idle, reclaimable, stuck.
+        "oldest_pending": None
+        if oldest is None
+        else {"id": g.oldest_pending_id, "state": oldest.kind, "due_ms": oldest.due_ms},
+        "health": _health(health.group_health(g, claim_idle_ms)),
+    }
+
+
+def _stream(s: StreamInfo, at_ms: int, claim_idle_ms: int) -> dict[str, Any]:
     return {
         "name": s.name,
         "length": s.length,
         "dead_letters": s.dead_letters,
         "counters": s.counters,
-        "groups": [
-            {
-                "name": g.name,
-                "pending": g.pending,
-                "lag": g.lag,
-                "consumers": len(g.consumers),
-                "oldest_pending_idle_ms": g.oldest_pending_idle_ms,
-            }
-            for g in s.groups
-        ],
+        "health": _health(health.stream_health(s, claim_idle_ms)),
+        "groups": [_group(g, at_ms, claim_idle_ms) for g in s.groups],
     }
 
 

@@ -11,6 +11,7 @@ from django.test import Client, override_settings
 from console.throttle import ThrottleConfig
 from tests.console.conftest import STREAM
 from tests.console.test_actions import API_GROUP, pending_entries
+from tests.integration.entries import live_consumer
 from workers.keys import dead_stream
 from workers.models import AuditRecord
 from workers.tokens import new_token
@@ -79,7 +80,7 @@ def api_client(user: Any) -> tuple[Client, dict[str, str]]:
 
 def test_api_every_group_action(r: redis.Redis, operator: Any) -> None:
     ids = pending_entries(r, 6)
-    r.xgroup_createconsumer(STREAM, "agents", "alive")
+    live_consumer(r, "alive", STREAM)
     client, auth = api_client(operator)
     calls = [
         ("claim", {"ids": ids[:1], "consumer": "alive"}),
@@ -150,3 +151,32 @@ def test_api_acts_on_a_stream_whose_name_holds_a_slash(r: redis.Redis, operator:
     assert response.status_code == 200, response.content
     record = AuditRecord.objects.get()
     assert (record.action, record.stream, record.outcome) == ("pause", "orders/eu", "ok")
+
+
+def test_api_streams_say_what_the_console_says(r: redis.Redis, viewer_client: Client) -> None:
+    """A retry held back by the engine reads as waiting with its due time, and the group's
+    health is the console's: the API is no second opinion."""
+    from workers.keys import Keys
+    from workers.runtime import engine_config
+
+    ids = pending_entries(r, count=1)
+    live_consumer(r, "w1", group="agents")
+    # What the settler writes for a retry 5 s away (workers/settle.py, workers/waits.py).
+    claim_idle_ms = engine_config().claim_idle_ms
+    r.xclaim(STREAM, "agents", "w1", 0, ids, idle=claim_idle_ms - 5_000, justid=True)
+    due_ms = int(r.time()[0]) * 1000 + 5_000
+    r.zadd(Keys().waits(STREAM, "agents"), {ids[0]: due_ms})
+
+    [stream] = viewer_client.get("/api/streams/").json()["streams"]
+    [group] = stream["groups"]
+    assert group["oldest_pending"] == {"id": ids[0], "state": "waiting", "due_ms": due_ms}
+    assert group["health"] == {"level": "ok", "reasons": []}
+    assert stream["health"] == group["health"]
+    assert group["live_consumers"] == 1
+
+    r.delete(Keys().worker("w1"))  # the worker is gone
+    [stream] = viewer_client.get("/api/streams/").json()["streams"]
+    assert stream["health"] == {
+        "level": "bad",
+        "reasons": ["no live consumer to take 1 pending entry"],
+    }
