@@ -80,6 +80,23 @@ end
 return -1
 """
 
+# KEYS: stream. ARGV: group, consumer, ids... The ids claimed (XCLAIM 0 JUSTID). XCLAIM
+# creates the consumer even when it claims nothing, so it runs only when at least one id is
+# pending with its entry still there: a claim that moves nothing creates no consumer.
+CLAIM = """
+local args = {'XCLAIM', KEYS[1], ARGV[1], ARGV[2], 0}
+local live = false
+for i = 3, #ARGV do
+  if #redis.call('XPENDING', KEYS[1], ARGV[1], ARGV[i], ARGV[i], 1) == 1 then
+    args[#args + 1] = ARGV[i]
+    if not live and #redis.call('XRANGE', KEYS[1], ARGV[i], ARGV[i]) == 1 then live = true end
+  end
+end
+if not live then return {} end
+args[#args + 1] = 'JUSTID'
+return redis.call(unpack(args))
+"""
+
 # KEYS: stream. ARGV: group, idle_ms, ids... 1 per id still pending: its idle time is now
 # idle_ms, its owner and delivery count unchanged (XCLAIM to the owner itself, JUSTID).
 RETRY_NOW = """
@@ -183,15 +200,16 @@ def describe_skips(why: Counter[str]) -> str:
 def claim(
     client: redis.Redis, stream: str, group: str, ids: list[str], consumer: str
 ) -> ActionResult:
-    """Move still-pending entries to ``consumer`` (XCLAIM 0 JUSTID: delivery counts unchanged).
+    """Move still-pending entries to ``consumer`` (XCLAIM 0 JUSTID: delivery counts
+    unchanged); when none is pending, nothing is claimed and no consumer is created.
 
     An entry running elsewhere keeps its gate lease: its new owner finds it busy, and the
     first worker's XACK still acknowledges it."""
     valid, malformed = split_ids(ids)
+    script = client.register_script(CLAIM)
     done: list[str] = []
     for chunk in chunks(valid):
-        args: list[Any] = chunk
-        claimed = cast(list[Any], client.xclaim(stream, group, consumer, 0, args, justid=True))
+        claimed = cast(list[Any], script(keys=[stream], args=[group, consumer, *chunk]))
         done += [str(i) for i in claimed]
     why = Counter(gone=len(valid) - len(done), malformed=len(malformed))
     return ActionResult(done, not_done(ids, done), detail=describe_skips(why))

@@ -6,11 +6,15 @@ written when the job is created and brought up to date when it ends).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import Any, TypeVar
 
+from workers.errors import ActionRefused, InvalidAction
 from workers.models import AuditRecord, BulkJob, Door
+
+T = TypeVar("T")
 
 # Entry ids kept in an audit record or an outcome; the count says how many there were.
 MAX_LISTED_IDS = 1000
@@ -30,13 +34,19 @@ class Action(StrEnum):
     CANCEL_JOB = "cancel-job"
     TOKEN_CREATE = "token-create"
     TOKEN_REVOKE = "token-revoke"
+    # The engine's housekeeping removed a consumer with no heartbeat and nothing pending.
+    PRUNE_CONSUMER = "prune-consumer"
 
 
 class Result(StrEnum):
-    """An audit record's outcome. A bulk job's record reads ``queued`` until the job ends,
+    """An audit record's outcome. ``ok``: something was done; ``noop``: the action was
+    asked for something and did nothing (every id skipped, already paused, no such
+    consumer); ``refused``: it was not done because doing it would lose work or it named
+    something that does not exist. A bulk job's record reads ``queued`` until the job ends,
     then ``ok``, ``cancelled``, ``partial`` or ``failed`` (see ``jobs.py``)."""
 
     OK = "ok"
+    NOOP = "noop"
     PARTIAL = "partial"
     REFUSED = "refused"
     FAILED = "failed"
@@ -102,6 +112,15 @@ class Entry:
     done_ids: list[str] = field(default_factory=list)
     new_ids: list[str] = field(default_factory=list)
     detail: str = ""
+
+    def guarded(self, fn: Callable[[], T]) -> T:
+        """``fn()``; a refusal (ActionRefused, InvalidAction) is recorded, then raised."""
+        try:
+            return fn()
+        except (ActionRefused, InvalidAction) as exc:
+            self.detail = str(exc)
+            self.write(Result.REFUSED)
+            raise
 
     def write(self, result: Result, job: BulkJob | None = None) -> Outcome:
         record = AuditRecord.objects.create(

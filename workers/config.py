@@ -34,6 +34,9 @@ class EngineConfig:
     drain_timeout_s: float = 30.0
     heartbeat_s: float = 2.0
     done_ttl_s: int = 7 * 24 * 3600
+    # A consumer with no heartbeat, nothing pending and no read for this long is removed by
+    # the housekeeping of the group's workers (a ghost); 0 keeps every consumer.
+    consumer_prune_s: int = 3600
     max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES
     burst: bool = False
     # Record each event's lifecycle steps in the database (TimelineStep).
@@ -50,6 +53,8 @@ class EngineConfig:
                 f"claim_idle_ms ({self.claim_idle_ms}) must be longer than lease_ms "
                 f"({self.lease_ms})"
             )
+        if self.consumer_prune_s < 0:
+            raise ConfigurationError(f"consumer_prune_s must be >= 0, got {self.consumer_prune_s}")
         if not self.stream or keys.is_dead_stream(self.stream):
             raise ConfigurationError(f"{self.stream!r} is not a stream workers can consume")
 
@@ -105,6 +110,7 @@ def options_from_env() -> dict[str, Any]:
         "retry_base_ms": "STREAMDESK_RETRY_BASE_MS",
         "reclaim_interval_ms": "STREAMDESK_RECLAIM_INTERVAL_MS",
         "done_ttl_s": "STREAMDESK_DONE_TTL_S",
+        "consumer_prune_s": "STREAMDESK_CONSUMER_PRUNE_S",
         "max_event_bytes": "STREAMDESK_MAX_EVENT_BYTES",
     }
     defaults = EngineConfig.__dataclass_fields__

@@ -63,6 +63,15 @@ class ActionRefused(StreamdeskError):
     """An operator action was refused because doing it would lose work; nothing changed."""
 
 
+class NoSuchGroup(ActionRefused):
+    """An action named a stream or consumer group that does not exist; nothing changed."""
+
+    def __init__(self, stream: str, group: str) -> None:
+        super().__init__(f"no group {group!r} on stream {stream!r}")
+        self.stream = stream
+        self.group = group
+
+
 class InvalidAction(StreamdeskError):
     """An operator action was given input it cannot take; ``field`` names the input."""
 
@@ -70,6 +79,13 @@ class InvalidAction(StreamdeskError):
         super().__init__(f"{field}: {message}")
         self.field = field
         self.message = message
+
+
+class NotAClaimTarget(InvalidAction):
+    """A claim named a consumer that may not take entries (no runworker heartbeat)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__("consumer", message)
 
 
 class JobNotRunnable(StreamdeskError):

@@ -10,7 +10,7 @@ import socket
 import time
 from typing import TYPE_CHECKING, Any
 
-from workers import stats
+from workers import group_consumers, stats
 from workers.steps import START_LINGER_S
 
 if TYPE_CHECKING:
@@ -20,6 +20,10 @@ log = logging.getLogger("streamdesk.worker")
 
 # How often a worker looks whether its group was paused or resumed (docs/actions.md).
 PAUSE_POLL_S = 0.5
+# How often a worker looks for ghost consumers to prune: a tenth of the prune time, within
+# these bounds (one XINFO CONSUMERS per look: cheap, but no need to ask every second).
+PRUNE_EVERY_MIN_S = 0.5
+PRUNE_EVERY_MAX_S = 60.0
 
 
 class Housekeeper:
@@ -37,6 +41,10 @@ class Housekeeper:
                 name="hold-deferrals",
             ),
         ]
+        if self.config.consumer_prune_s > 0:
+            every_s = self.config.consumer_prune_s / 10
+            every_s = min(max(every_s, PRUNE_EVERY_MIN_S), PRUNE_EVERY_MAX_S)
+            tasks.append(asyncio.create_task(self._every(every_s, self.prune), name="prune"))
         if self.worker.timeline.on:
             every = self._every(START_LINGER_S, self.write_started)
             tasks.append(asyncio.create_task(every, name="timeline"))
@@ -88,6 +96,27 @@ class Housekeeper:
             )
         elif by is None and was is not None:
             log.info("%s resumed: reading again", where)
+
+    async def prune(self) -> None:
+        """Remove the group's ghost consumers (``group_consumers.prune``), audited."""
+        c = self.config
+        pruned = await group_consumers.prune(
+            self.worker.client,
+            self.worker.keys,
+            c.stream,
+            c.group,
+            c.consumer,
+            c.consumer_prune_s * 1000,
+        )
+        for p in pruned:
+            log.info(
+                "pruned consumer %s of %s group %s: no heartbeat, nothing pending",
+                p.consumer,
+                p.stream,
+                p.group,
+            )
+        if pruned:
+            self.worker.db.post(group_consumers.record_pruned, pruned)
 
     async def write_started(self) -> None:
         self.worker.timeline.flush_started(time.monotonic())

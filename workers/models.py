@@ -114,6 +114,8 @@ class Door(models.TextChoices):
     CONSOLE = "console", "console"
     CLI = "cli", "command line"
     API = "api", "API"
+    # The engine itself (housekeeping removing a ghost consumer), not an operator.
+    ENGINE = "engine", "engine"
 
 
 class JobStatus(models.TextChoices):
@@ -172,7 +174,7 @@ class AuditRecord(models.Model):
     count = models.PositiveIntegerField(default=0)
     skipped = models.PositiveIntegerField(default=0)
     reason = models.TextField(blank=True, default="")
-    outcome = models.CharField(max_length=16)  # ok, partial, refused, failed, dry-run
+    outcome = models.CharField(max_length=16)  # workers.audit.Result
     detail = models.TextField(blank=True, default="")
     job = models.ForeignKey(BulkJob, null=True, blank=True, on_delete=models.SET_NULL)
 

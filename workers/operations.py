@@ -15,14 +15,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
-from typing import Any
+from typing import Any, TypeVar
 
 import redis
 
-from workers import actions, inputs, jobs, lookup, rerun, runtime
+from workers import actions, group_consumers, inputs, jobs, lookup, rerun, runtime
 from workers.actions import ActionResult, DeadFilter
 from workers.audit import Action, Actor, Entry, Outcome, Result, failure_detail, ids_target
 from workers.errors import ActionFailed, ActionRefused, InvalidAction, RedisUnavailable
+from workers.group_consumers import Target
 from workers.keys import Keys
 from workers.preview import Preview, preview_redrive
 
@@ -44,6 +45,7 @@ __all__ = [
     "retry_now",
 ]
 
+T = TypeVar("T")
 # Above this many entries an action runs as a bulk job, in batches at a bounded rate.
 DIRECT_MAX = 1000
 # retry_now makes entries look idle this much longer than the workers' claim idle time.
@@ -58,13 +60,16 @@ def claim(
     consumer: str,
     dry_run: bool = False,
     *,
+    target: Target = Target.LIVE,
     client: redis.Redis | None = None,
 ) -> Outcome:
-    """Move pending entries to ``consumer`` (delivery counts unchanged)."""
+    """Move pending entries to ``consumer`` (delivery counts unchanged); ``target`` says
+    which consumers may take them (``group_consumers.Target``; refused: InvalidAction)."""
     stream, group = inputs.stream(stream), inputs.name("group", group)
     ids, consumer = inputs.entry_ids(ids), inputs.name("consumer", consumer)
     entry = Entry(actor, Action.CLAIM, stream, group, ids_target(ids))
     c = _client(client)
+    _read(entry, lambda: group_consumers.check(c, _keys(None), stream, group, consumer, target))
     return _on_ids(
         entry,
         ids,
@@ -83,6 +88,7 @@ def claim_all(
     to_consumer: str,
     dry_run: bool = False,
     *,
+    target: Target = Target.LIVE,
     client: redis.Redis | None = None,
 ) -> Outcome:
     """Every pending entry of ``from_consumer`` (an orphaned one) to ``to_consumer``."""
@@ -92,6 +98,7 @@ def claim_all(
         raise InvalidAction("consumer", "claiming to the same consumer changes nothing")
     entry = Entry(actor, Action.CLAIM_ALL, stream, group, {"consumer": source, "to": to})
     c = _client(client)
+    _read(entry, lambda: group_consumers.check(c, _keys(None), stream, group, to, target))
     if dry_run:
         entry.count = lookup.consumer_pending(c, stream, group, source)
         entry.done_ids = actions.pending_ids(c, stream, group, source, count=DIRECT_MAX)
@@ -302,7 +309,7 @@ def _on_ids(
 ) -> Outcome:
     """A dry run, a direct action, or (over ``DIRECT_MAX`` ids) a bulk job."""
     if dry_run:
-        entry.done_ids = would()
+        entry.done_ids = _read(entry, would)
         entry.count, entry.skipped = len(entry.done_ids), len(ids) - len(entry.done_ids)
         return _dry_run(entry)
     if len(ids) > DIRECT_MAX:
@@ -368,13 +375,18 @@ def _apply(entry: Entry, act: Callable[[], ActionResult]) -> Outcome:
     return _run(entry, step)
 
 
+def _read(entry: Entry, fn: Callable[[], T]) -> T:
+    """``fn()``: a missing stream or group refused in words (NoSuchGroup), not Redis'; a
+    refusal is recorded (``refused``) and raised."""
+    return entry.guarded(lambda: group_consumers.translated(entry.stream, entry.group, fn))
+
+
 def _run(entry: Entry, step: Callable[[], None]) -> Outcome:
-    """Do the action and write its one audit record, whatever happens."""
+    """Do the action and write its one audit record, whatever happens: ``noop`` when it
+    did nothing (every id skipped, already paused), ``refused``, ``failed``..."""
     try:
-        step()
-    except ActionRefused as exc:
-        entry.detail = str(exc)
-        entry.write(Result.REFUSED)
+        _read(entry, step)
+    except (ActionRefused, InvalidAction):
         raise
     except Exception as exc:
         entry.detail = failure_detail(entry.detail, exc)
@@ -384,7 +396,7 @@ def _run(entry: Entry, step: Callable[[], None]) -> Outcome:
         if isinstance(exc, redis.RedisError):
             raise ActionFailed(entry.detail) from exc
         raise
-    return entry.write(Result.OK)
+    return entry.write(Result.OK if entry.count else Result.NOOP)
 
 
 def _client(client: redis.Redis | None) -> redis.Redis:

@@ -11,6 +11,7 @@ from django.conf import settings
 
 from workers.config import EngineConfig
 from workers.connection import connect, resolve_url
+from workers.embedded import EmbeddedValkey
 from workers.llm.config import LLMConfig
 from workers.ratelimit import Budget, budgets_from, parse_budgets
 
@@ -22,6 +23,15 @@ def data_dir() -> Path:
 def redis_url() -> str:
     """``REDIS_URL``, or the embedded server's URL (starting it if needed)."""
     return resolve_url(settings.REDIS_URL, data_dir())
+
+
+def start_embedded() -> str | None:
+    """With no ``REDIS_URL``, start the embedded server unless it answers already: its URL
+    when this call started it (for a command to say so, once), else None."""
+    if settings.REDIS_URL:
+        return None
+    server = EmbeddedValkey(data_dir())
+    return server.url if server.ensure_running() else None
 
 
 def engine_config(**overrides: Any) -> EngineConfig:

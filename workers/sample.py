@@ -15,6 +15,7 @@ from typing import Any
 import redis
 
 from workers import stats
+from workers.group_consumers import pruned_field
 from workers.keys import Keys, dead_stream, is_dead_stream
 from workers.ratelimit import Budget, Level, levels, queue_levels
 
@@ -53,6 +54,8 @@ class GroupInfo:
     oldest_pending_due_ms: int | None = None
     # Who paused the group and when ("alice at ..."), or None while it runs.
     paused_by: str | None = None
+    # Consumers the engine's housekeeping removed (no heartbeat, nothing pending), ever.
+    consumers_pruned: int = 0
 
     @property
     def live_consumers(self) -> int:
@@ -240,9 +243,11 @@ def _groups(
     """XINFO CONSUMERS, the oldest pending entry and the pause flag of every group, in one
     round trip; and, per stream, why one of its groups could not be read."""
     found: list[tuple[str, dict[str, Any]]] = []
-    for name, (info, groups, _, _) in zip(names, stream_replies, strict=True):
+    counters: dict[str, Any] = {}
+    for name, (info, groups, _, counts) in zip(names, stream_replies, strict=True):
         if isinstance(info, dict) and isinstance(groups, list):
             found += [(name, g) for g in groups]
+            counters[name] = counts if isinstance(counts, dict) else {}
     if not found:
         return {}, {}
     oldest_pending = client.register_script(OLDEST_PENDING)
@@ -267,6 +272,8 @@ def _groups(
             continue
         if isinstance(paused, str):
             info = replace(info, paused_by=paused)
+        pruned = _int(counters[stream].get(pruned_field(info.name)), 0) or 0
+        info = replace(info, consumers_pruned=pruned)
         out.setdefault(stream, []).append(info)
     return out, broken
 

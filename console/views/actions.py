@@ -11,7 +11,7 @@ from django.views.decorators.http import require_POST
 
 from console import services
 from console.views.access import HtmxHttpRequest, operator_required
-from workers.errors import StreamdeskError
+from workers.errors import InvalidAction, StreamdeskError
 from workers.models import Door
 from workers.operations import Outcome
 
@@ -37,6 +37,8 @@ def _answer(
 def _run(request: HtmxHttpRequest, call: Any) -> HttpResponse:
     try:
         return _answer(request, call())
+    except InvalidAction as exc:  # e.g. a claim to a consumer that is not live
+        return _answer(request, None, error=str(exc), status=400)
     except StreamdeskError as exc:
         return _answer(request, None, error=str(exc), status=409)
 

@@ -10,6 +10,7 @@ import redis
 from django.test import Client
 
 from tests.console.conftest import STREAM
+from tests.integration.entries import live_consumer
 from tests.integration.helpers import xadd
 from workers.keys import dead_stream
 from workers.models import AuditRecord, BulkJob
@@ -116,6 +117,7 @@ def test_retry_now_from_the_console_is_audited(r: redis.Redis, operator_client: 
 
 def test_claim_moves_entries(r: redis.Redis, operator_client: Client) -> None:
     ids = pending_entries(r)
+    live_consumer(r, "rescuer", STREAM)
     operator_client.post(f"{ACT}claim/", {"ids": ids[:3], "consumer": "rescuer"}, headers=HTMX)
     owners = {
         p["message_id"]: p["consumer"] for p in r.xpending_range(STREAM, "agents", "-", "+", 10)
@@ -219,7 +221,7 @@ def test_admin_exports_audit_as_csv(r: redis.Redis, db: Any) -> None:
 
 def test_claim_all_then_remove_the_orphan(r: redis.Redis, operator_client: Client) -> None:
     pending_entries(r)
-    r.xgroup_createconsumer(STREAM, "agents", "alive")
+    live_consumer(r, "alive", STREAM)
     response = operator_client.post(
         f"{ACT}claim-all/", {"from_consumer": "gone-worker", "to_consumer": "alive"}, headers=HTMX
     )

@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
+import socket
+import time
 
 import redis
 
-from workers.keys import dead_stream
+from workers import stats
+from workers.keys import Keys, dead_stream
 
 STREAM = "streamdesk:events"
 GROUP = "agents"
@@ -57,3 +61,18 @@ def dead_letters(
                 },
             )
         return [str(i) for i in pipe.execute()]
+
+
+def live_consumer(
+    r: redis.Redis, consumer: str, stream: str = STREAM, group: str = GROUP, ttl_s: int = 60
+) -> None:
+    """``consumer`` as a running ``runworker`` leaves it: a consumer of the group (its first
+    read creates it) with a heartbeat, written by the engine's own ``queue_heartbeat``."""
+    with contextlib.suppress(redis.ResponseError):  # the group exists
+        r.xgroup_create(stream, group, id="$", mkstream=True)
+    r.xgroup_createconsumer(stream, group, consumer)
+    info = {"consumer": consumer, "host": socket.gethostname(), "pid": os.getpid()}
+    info |= {"stream": stream, "group": group, "state": "running"}
+    with r.pipeline(transaction=False) as pipe:
+        stats.queue_heartbeat(pipe, Keys(), consumer, info, ttl_s, int(time.time() * 1000))  # type: ignore[arg-type]
+        pipe.execute()

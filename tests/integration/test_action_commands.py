@@ -39,7 +39,7 @@ def run_json(*args: str) -> Any:
 
 def test_claim_json_is_one_outcome_object(r: redis.Redis) -> None:
     ids = pending_entries(r, 2)
-    data = run_json("claim", *ids, "--to", "new")
+    data = run_json("claim", *ids, "--to", "new", "--create")
     assert data == {
         "action": "claim",
         "stream": STREAM,
@@ -57,7 +57,7 @@ def test_claim_json_is_one_outcome_object(r: redis.Redis) -> None:
 
 def test_claim_records_the_cli_door_and_the_user_at_host(r: redis.Redis) -> None:
     ids = pending_entries(r, 1)
-    run("claim", *ids, "--to", "new")
+    run("claim", *ids, "--to", "new", "--create")
     record = AuditRecord.objects.get()
     assert record.door == "cli"
     assert record.actor.startswith("cli:") and "@" in record.actor
@@ -65,7 +65,7 @@ def test_claim_records_the_cli_door_and_the_user_at_host(r: redis.Redis) -> None
 
 def test_claim_dry_run_changes_nothing(r: redis.Redis) -> None:
     ids = pending_entries(r, 2)
-    data = run_json("claim", *ids, "--to", "new", "--dry-run")
+    data = run_json("claim", *ids, "--to", "new", "--create", "--dry-run")
     assert (data["outcome"], data["count"]) == ("dry-run", 2)
     rows = r.xpending_range(STREAM, GROUP, min="-", max="+", count=10)
     assert {row["consumer"] for row in rows} == {"old"}
@@ -73,7 +73,7 @@ def test_claim_dry_run_changes_nothing(r: redis.Redis) -> None:
 
 def test_claim_all_of_a_consumer(r: redis.Redis) -> None:
     pending_entries(r, 3, consumer="gone")
-    out, _ = run("claim", "--all-of", "gone", "--to", "live")
+    out, _ = run("claim", "--all-of", "gone", "--to", "live", "--create")
     assert out.startswith(f"claim-all on {STREAM} group {GROUP}: ok, 3 done")
 
 

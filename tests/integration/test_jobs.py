@@ -12,7 +12,7 @@ import redis
 from django.db import connection
 from django.utils import timezone
 
-from tests.integration.entries import GROUP, STREAM, dead_letters, pending_entries
+from tests.integration.entries import GROUP, STREAM, dead_letters, live_consumer, pending_entries
 from workers import jobs, operations
 from workers.actions import DeadFilter
 from workers.errors import ActionRefused, JobNotRunnable
@@ -128,6 +128,7 @@ def test_bulk_job_over_a_fixed_id_list_resumes_after_its_cursor(r: redis.Redis) 
 
 def test_bulk_claim_all_pages_through_a_consumers_entries(r: redis.Redis) -> None:
     ids = pending_entries(r, 1500, consumer="dead-worker")
+    live_consumer(r, "live")
     out = operations.claim_all(ALICE, STREAM, GROUP, "dead-worker", "live", client=r)
     BulkJob.objects.filter(pk=out.job_id).update(rate_per_s=FAST)
     ended = jobs.run(out.job_id or 0, r, KEYS, "runner-a", batch=400)

@@ -7,10 +7,17 @@ import json
 import pytest
 import redis
 
-from tests.integration.entries import GROUP, STREAM, dead_letters, event, pending_entries
+from tests.integration.entries import (
+    GROUP,
+    STREAM,
+    dead_letters,
+    event,
+    live_consumer,
+    pending_entries,
+)
 from workers import operations
 from workers.actions import DeadFilter
-from workers.errors import ActionFailed, ActionRefused, InvalidAction
+from workers.errors import ActionRefused, InvalidAction, NoSuchGroup
 from workers.events import decode_envelope, event_hash
 from workers.keys import Keys, dead_stream
 from workers.models import AgentRun, AuditRecord, BulkJob, Door, RunStatus
@@ -38,6 +45,7 @@ def only_record() -> AuditRecord:
 
 def test_claim_moves_entries_and_writes_one_audit_record(r: redis.Redis) -> None:
     ids = pending_entries(r, 3)
+    live_consumer(r, "new")
     out = operations.claim(ALICE, STREAM, GROUP, ids, "new", client=r)
     assert (out.outcome, out.count, out.skipped, list(out.ids)) == ("ok", 3, 0, ids)
     assert owners(r, ids) == {"new"}
@@ -59,6 +67,7 @@ def test_claim_moves_entries_and_writes_one_audit_record(r: redis.Redis) -> None
 
 def test_claim_skips_entries_no_longer_pending(r: redis.Redis) -> None:
     ids = pending_entries(r, 3)
+    live_consumer(r, "new")
     r.xack(STREAM, GROUP, ids[0])
     out = operations.claim(ALICE, STREAM, GROUP, ids, "new", client=r)
     assert (out.count, out.skipped) == (2, 1)
@@ -67,6 +76,7 @@ def test_claim_skips_entries_no_longer_pending(r: redis.Redis) -> None:
 
 def test_claim_dry_run_changes_nothing_and_counts_what_is_pending(r: redis.Redis) -> None:
     ids = pending_entries(r, 3)
+    live_consumer(r, "new")
     r.xack(STREAM, GROUP, ids[0])
     out = operations.claim(ALICE, STREAM, GROUP, ids, "new", dry_run=True, client=r)
     assert (out.outcome, out.count, out.skipped, list(out.ids)) == ("dry-run", 2, 1, ids[1:])
@@ -81,16 +91,19 @@ def test_claim_rejects_a_malformed_id_without_a_record(r: redis.Redis) -> None:
     assert not AuditRecord.objects.exists()
 
 
-def test_claim_on_a_missing_group_is_recorded_as_failed(r: redis.Redis) -> None:
-    with pytest.raises(ActionFailed, match="NOGROUP"):
+def test_claim_on_a_missing_group_is_refused_in_words(r: redis.Redis) -> None:
+    pending_entries(r, 1)
+    message = f"no group 'no-such-group' on stream '{STREAM}'"
+    with pytest.raises(NoSuchGroup) as caught:
         operations.claim(ALICE, STREAM, "no-such-group", ["1-0"], "new", client=r)
+    assert str(caught.value) == message
     record = only_record()
-    assert (record.outcome, record.count) == ("failed", 0)
-    assert "NOGROUP" in record.detail
+    assert (record.outcome, record.count, record.detail) == ("refused", 0, message)
 
 
 def test_claim_all_moves_every_entry_of_a_consumer(r: redis.Redis) -> None:
     ids = pending_entries(r, 5, consumer="dead-worker")
+    live_consumer(r, "live")
     out = operations.claim_all(ALICE, STREAM, GROUP, "dead-worker", "live", client=r)
     assert (out.outcome, out.count, out.job_id) == ("ok", 5, None)
     assert owners(r, ids) == {"live"}
@@ -99,6 +112,7 @@ def test_claim_all_moves_every_entry_of_a_consumer(r: redis.Redis) -> None:
 
 def test_claim_all_over_a_thousand_entries_queues_a_job(r: redis.Redis) -> None:
     pending_entries(r, 1001, consumer="dead-worker")
+    live_consumer(r, "live")
     out = operations.claim_all(ALICE, STREAM, GROUP, "dead-worker", "live", client=r)
     job = BulkJob.objects.get()
     assert (out.outcome, out.job_id, job.action, job.total) == ("queued", job.pk, "claim-all", 1001)
@@ -107,6 +121,7 @@ def test_claim_all_over_a_thousand_entries_queues_a_job(r: redis.Redis) -> None:
 
 def test_claim_all_dry_run_counts_the_consumers_entries(r: redis.Redis) -> None:
     pending_entries(r, 4, consumer="dead-worker")
+    live_consumer(r, "live")
     out = operations.claim_all(ALICE, STREAM, GROUP, "dead-worker", "live", True, client=r)
     assert (out.outcome, out.count, len(out.ids)) == ("dry-run", 4, 4)
 

@@ -25,6 +25,11 @@ from workers.models import BulkJob, Door, JobStatus
 from workers.runtime import engine_config, redis_client
 
 FAILED = (Result.FAILED, Result.PARTIAL, Result.CANCELLED)
+# Said in every action command's --help (docs/operations.md, "Exit status").
+NOTHING_DONE_HELP = (
+    "Exits 1 when nothing was done though something was asked (every id skipped, nothing "
+    "matched, already paused): the outcome is then 'noop', printed as usual (--json too)."
+)
 
 
 def cli_actor() -> Actor:
@@ -128,6 +133,13 @@ def interrupt_sets(stop: threading.Event) -> Iterator[None]:
         signal.signal(signal.SIGINT, previous)
 
 
+def nothing_done(outcome: Outcome) -> bool:
+    """Asked to act and did nothing: a ``noop``, or a bulk job that skipped everything."""
+    if outcome.outcome == Result.NOOP:
+        return True
+    return outcome.outcome == Result.OK and not outcome.count and outcome.skipped > 0
+
+
 class ActionCommand(BaseCommand):
     """Calls one operation, runs the bulk job it queued (unless ``--background``), prints."""
 
@@ -137,13 +149,20 @@ class ActionCommand(BaseCommand):
             if outcome.outcome == Result.QUEUED and not options.get("background"):
                 outcome = self.run_job(outcome.job_id or 0)
         except (StreamdeskError, redis.RedisError) as exc:
-            raise CommandError(str(exc)) from exc
+            raise CommandError(self.explain(exc)) from exc
         self.emit(outcome, options["json"])
+
+    def explain(self, exc: Exception) -> str:
+        """What to print for an action that raised (a command may add a hint)."""
+        return str(exc)
 
     def emit(self, outcome: Outcome, as_json: bool) -> None:
         self.stdout.write(json.dumps(outcome.as_dict()) if as_json else render(outcome))
         if outcome.outcome in FAILED:
             raise CommandError(f"{outcome.action} {outcome.outcome}: {outcome.detail}")
+        if nothing_done(outcome):
+            why = f" ({outcome.detail})" if outcome.detail else ""
+            raise CommandError(f"{outcome.action}: nothing done{why}", returncode=1)
 
     def run_job(self, job_id: int) -> Outcome:
         """Run a bulk job here, progress on stderr; Ctrl-C hands it back, queued."""

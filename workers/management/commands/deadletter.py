@@ -6,13 +6,21 @@ from argparse import ArgumentParser
 from typing import Any
 
 from workers import operations
-from workers.management.actioncli import ActionCommand, add_output, add_where, cli_actor, where
+from workers.management.actioncli import (
+    NOTHING_DONE_HELP,
+    ActionCommand,
+    add_output,
+    add_where,
+    cli_actor,
+    where,
+)
 
 
 class Command(ActionCommand):
     help = (
         "Dead-letter pending entries (written to <stream>:dead, then acked); entries acked, "
         "running or already done meanwhile are skipped. --reason is required."
+        f" {NOTHING_DONE_HELP}"
     )
 
     def add_arguments(self, parser: ArgumentParser) -> None:

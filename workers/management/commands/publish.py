@@ -11,7 +11,7 @@ from workers import keys
 from workers.errors import StreamdeskError
 from workers.events import strict_loads
 from workers.producer import build_envelope, publish_envelopes
-from workers.runtime import redis_client
+from workers.runtime import redis_client, start_embedded
 
 
 def json_object(text: str, flag: str) -> dict[str, Any]:
@@ -56,6 +56,9 @@ class Command(BaseCommand):
                 )
                 for _ in range(options["count"])
             ]
+            started = start_embedded()
+            if started:  # the first command to need it says so; later ones find it running
+                self.stderr.write(f"started the embedded Valkey at {started} (no REDIS_URL set)")
             ids = publish_envelopes(redis_client(), options["stream"], envelopes)
         except StreamdeskError as exc:
             raise CommandError(str(exc)) from exc

@@ -7,6 +7,7 @@ from typing import Any
 
 from workers import operations
 from workers.management.actioncli import (
+    NOTHING_DONE_HELP,
     ActionCommand,
     add_filter,
     add_output,
@@ -18,7 +19,10 @@ from workers.management.actioncli import (
 
 
 class Command(ActionCommand):
-    help = "Delete dead letters (IDS, or --all / a filter) for good. --reason is required."
+    help = (
+        "Delete dead letters (IDS, or --all / a filter) for good. --reason is required. "
+        f"{NOTHING_DONE_HELP}"
+    )
 
     def add_arguments(self, parser: ArgumentParser) -> None:
         parser.add_argument("ids", nargs="*", help="dead-letter ids (in <stream>:dead)")

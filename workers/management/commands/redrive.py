@@ -7,6 +7,7 @@ from typing import Any
 
 from workers import operations
 from workers.management.actioncli import (
+    NOTHING_DONE_HELP,
     ActionCommand,
     add_filter,
     add_output,
@@ -21,6 +22,7 @@ class Command(ActionCommand):
     help = (
         "Redrive dead letters (IDS, or --all / a filter) to the stream: each is published once "
         "with retry_of and deleted; an event that already ran is a gate hit, not a second run."
+        f" {NOTHING_DONE_HELP}"
     )
 
     def add_arguments(self, parser: ArgumentParser) -> None:

@@ -6,11 +6,18 @@ from argparse import ArgumentParser
 from typing import Any
 
 from workers import operations
-from workers.management.actioncli import ActionCommand, add_output, add_where, cli_actor, where
+from workers.management.actioncli import (
+    NOTHING_DONE_HELP,
+    ActionCommand,
+    add_output,
+    add_where,
+    cli_actor,
+    where,
+)
 
 
 class Command(ActionCommand):
-    help = "Resume a paused group: its workers read new entries again."
+    help = f"Resume a paused group: its workers read new entries again. {NOTHING_DONE_HELP}"
 
     def add_arguments(self, parser: ArgumentParser) -> None:
         add_where(parser)

@@ -6,13 +6,21 @@ from argparse import ArgumentParser
 from typing import Any
 
 from workers import operations
-from workers.management.actioncli import ActionCommand, add_output, add_where, cli_actor, where
+from workers.management.actioncli import (
+    NOTHING_DONE_HELP,
+    ActionCommand,
+    add_output,
+    add_where,
+    cli_actor,
+    where,
+)
 
 
 class Command(ActionCommand):
     help = (
         "Retry pending entries now: they look idle past the claim idle time, so the next "
         "reclaim by any live worker takes them (same entry, same event hash: the gate decides)."
+        f" {NOTHING_DONE_HELP}"
     )
 
     def add_arguments(self, parser: ArgumentParser) -> None:
