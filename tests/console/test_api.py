@@ -12,7 +12,6 @@ from console.throttle import ThrottleConfig
 from tests.console.conftest import STREAM
 from tests.console.test_actions import API_GROUP, pending_entries
 from tests.integration.entries import live_consumer
-from tests.integration.entries import live_consumer
 from workers.keys import dead_stream
 from workers.models import AuditRecord
 from workers.tokens import new_token
