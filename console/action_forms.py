@@ -14,10 +14,22 @@ from workers.actions import DeadFilter
 MAX_IDS = 1_000
 
 
+def form_message(form: forms.Form) -> str:
+    """A refused form in one line of plain words, as the console shows it next to the button:
+    our messages say what is missing; Django's own get the field's name in front."""
+    parts = []
+    for field, errors in form.errors.items():
+        for message in errors:
+            ours = field == "__all__" or message in OURS
+            parts.append(str(message) if ours else f"{field.replace('_', ' ')}: {message}")
+    return "; ".join(parts)
+
+
 class EntryIdsField(forms.Field):
     """Entry ids from repeated form fields (``ids=1-0&ids=2-0``) or a JSON list."""
 
     widget = forms.MultipleHiddenInput
+    default_error_messages = {"required": "select at least one entry (tick its box)"}
 
     def to_python(self, value: Any) -> list[str]:
         if not value:
@@ -42,8 +54,13 @@ class IdsForm(DryRunForm):
     ids = EntryIdsField()
 
 
+CONSUMER_REQUIRED = "choose the consumer to claim the entries to"
+REASON_REQUIRED = "give a reason: it is kept in the audit log"
+OURS = {CONSUMER_REQUIRED, REASON_REQUIRED, EntryIdsField.default_error_messages["required"]}
+
+
 class ClaimForm(IdsForm):
-    consumer = forms.CharField(max_length=256)
+    consumer = forms.CharField(max_length=256, error_messages={"required": CONSUMER_REQUIRED})
 
 
 class ClaimAllForm(DryRunForm):
@@ -56,7 +73,7 @@ class ConsumerForm(forms.Form):
 
 
 class DeadLetterForm(IdsForm):
-    reason = forms.CharField(max_length=1_000)
+    reason = forms.CharField(max_length=1_000, error_messages={"required": REASON_REQUIRED})
 
 
 class GroupForm(DryRunForm):
@@ -95,7 +112,7 @@ class DeadFilterForm(DryRunForm):
 
 
 class PurgeForm(DeadFilterForm):
-    reason = forms.CharField(max_length=1_000)
+    reason = forms.CharField(max_length=1_000, error_messages={"required": REASON_REQUIRED})
 
 
 class RerunForm(forms.Form):

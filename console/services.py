@@ -11,12 +11,17 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import redis
 from django import forms
 
 from console import action_forms as f
 from workers import operations
-from workers.models import Door
+from workers.audit import Result
+from workers.models import BulkJob, Door
 from workers.operations import Actor, Outcome
+from workers.redrive import find_letter
+from workers.steps import Kind
+from workers.timeline import PUBLISHED, Step
 
 Call = Callable[[Actor, dict[str, Any], dict[str, Any]], Outcome]
 
@@ -119,3 +124,27 @@ def preview(stream: str, form: f.DeadFilterForm) -> operations.Preview:
 
 def rerun(user: Any, door: Door, event_hash: str, reason: str) -> Outcome:
     return operations.force_rerun(actor(user, door), event_hash, reason)
+
+
+def retry_letter(user: Any, door: Door, stream: str, dead_id: str) -> Outcome:
+    """One dead letter's Retry button: redriven unless its event already ran (the gate and
+    the database are asked first), so an event that succeeded meanwhile is not sent again."""
+    return operations.redrive(actor(user, door), stream, ids=[dead_id], skip_done=True)
+
+
+def job_of(outcome: Outcome | None) -> BulkJob | None:
+    """The bulk job an action was queued as, for its total ("queued as job #7 (196 entries)")."""
+    if outcome is None or outcome.job_id is None or outcome.outcome != Result.QUEUED:
+        return None
+    return BulkJob.objects.filter(pk=outcome.job_id).first()
+
+
+def dead_letter_of(client: redis.Redis, steps: list[Step]) -> tuple[str, str] | None:
+    """(stream, dead letter id) of an event whose last step is being dead-lettered, if the
+    letter is still there (not redriven or purged): the event page's Retry button."""
+    dead = [s for s in steps if s.kind != PUBLISHED]
+    if not dead or dead[-1].kind != Kind.DEAD_LETTERED:
+        return None
+    last = dead[-1]
+    found = find_letter(client, last.stream, last.entry_id, int(last.at.timestamp() * 1000))
+    return (last.stream, found) if found else None

@@ -2,7 +2,10 @@ from __future__ import annotations
 
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
+from django.templatetags.static import static
 from django.urls import include, path
+from django.utils.functional import lazy
+from django.views.generic import RedirectView
 
 from console import api
 from console.views import access, actions, dashboard, events, records, streams
@@ -25,6 +28,11 @@ urlpatterns = [
         name="group_action",
     ),
     path("streams/<name:stream>/dead/act/<str:action>/", actions.dead_action, name="dead_action"),
+    path(
+        "streams/<name:stream>/dead/<str:dead_id>/retry/",
+        actions.retry_dead_letter,
+        name="dead_retry",
+    ),
     path("streams/<name:stream>/dead/preview/", records.dead_preview, name="dead_preview"),
     path("jobs/", records.jobs_page, name="jobs"),
     path("jobs/<int:job_id>/cancel/", records.cancel_job, name="job_cancel"),
@@ -38,4 +46,9 @@ urlpatterns = [
     ),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),
+    # Browsers ask for /favicon.ico whatever the page links: send them to the static file.
+    path(
+        "favicon.ico",
+        RedirectView.as_view(url=lazy(static, str)("console/favicon.ico"), permanent=True),
+    ),
 ]

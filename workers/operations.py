@@ -25,7 +25,7 @@ from workers.audit import Action, Actor, Entry, Outcome, Result, failure_detail,
 from workers.errors import ActionFailed, ActionRefused, InvalidAction, RedisUnavailable
 from workers.group_consumers import Target
 from workers.keys import Keys
-from workers.preview import Preview, preview_redrive
+from workers.preview import Preview, already_done, preview_redrive
 
 __all__ = [
     "DIRECT_MAX",
@@ -185,19 +185,22 @@ def redrive(
     dry_run: bool = False,
     *,
     reason: str = "",
+    skip_done: bool = False,
     client: redis.Redis | None = None,
     keys: Keys | None = None,
 ) -> Outcome:
-    """Put dead letters (ids, or every one a filter matches) back on the stream."""
+    """Put dead letters (ids, or every one a filter matches) back on the stream.
+    ``skip_done``: letters whose event already ran (gate or database) are skipped, not sent."""
     stream, reason = inputs.stream(stream), inputs.reason(reason, required=False)
-    c = _client(client)
+    c, k = _client(client), _keys(keys)
+    ran = (lambda raws: [already_done(c, k, [raw]) > 0 for raw in raws]) if skip_done else None
     return _on_dead(
         Entry(actor, Action.REDRIVE, stream, reason=reason),
         c,
-        _keys(keys),
+        k,
         *inputs.ids_or_filter(ids, filter),
         dry_run,
-        act=lambda ids: actions.redrive(c, stream, ids, actor.name),
+        act=lambda ids: actions.redrive(c, stream, ids, actor.name, ran=ran),
     )
 
 
@@ -333,8 +336,10 @@ def _on_dead(
         entry.count = preview.matching
         entry.detail = preview.summary()
         return _dry_run(entry)
-    if f is not None:
-        return _queue(entry, jobs.filter_params(_until_now(client, f)))
+    if f is not None:  # counted (bounded, as the preview) so the job has a total to show
+        bounded = _until_now(client, f)
+        n = preview_redrive(entry.stream, bounded, client=client, keys=keys)
+        return _queue(entry, jobs.filter_params(bounded), n.matching if n.complete else None)
     return _on_ids(
         entry,
         ids,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -153,11 +153,21 @@ def scan_dead(
     return matches, cursor
 
 
-def redrive(client: redis.Redis, stream: str, dead_ids: list[str], by: str) -> ActionResult:
+def redrive(
+    client: redis.Redis,
+    stream: str,
+    dead_ids: list[str],
+    by: str,
+    ran: Callable[[list[str]], list[bool]] | None = None,
+) -> ActionResult:
     """Put dead letters back on the stream (``retry_of`` = the dead id) and delete them, one
     Lua call per chunk: two operators redriving the same letter publish it once. The event
-    keeps its hash, so one that already ran is an idempotency hit, not a second run."""
+    keeps its hash, so one that already ran is an idempotency hit, not a second run.
+    ``ran`` (the gate check up front): given the letters' raw events, which already ran;
+    those are skipped, neither published nor deleted, and the detail says "already done"."""
     valid, _ = split_ids(dead_ids)
+    ran_ids = _already_ran(client, stream, valid, ran) if ran is not None else []
+    valid = [i for i in valid if i not in set(ran_ids)]
     script = client.register_script(REDRIVE)
     done: list[str] = []
     new_ids: list[str] = []
@@ -168,8 +178,38 @@ def redrive(client: redis.Redis, stream: str, dead_ids: list[str], by: str) -> A
                 done.append(dead_id)
                 new_ids.append(str(new_id))
     gone = len(valid) - len(done)
-    detail = f"{gone} already gone (redriven or purged)" if gone else ""
-    return ActionResult(done, not_done(dead_ids, done), new_ids, detail)
+    notes = [f"{len(ran_ids)} already done (its event ran; not redriven)"] if ran_ids else []
+    notes += [f"{gone} already gone (redriven or purged)"] if gone else []
+    return ActionResult(done, not_done(dead_ids, done), new_ids, "; ".join(notes))
+
+
+def _already_ran(
+    client: redis.Redis, stream: str, dead_ids: list[str], ran: Callable[[list[str]], list[bool]]
+) -> list[str]:
+    """Those of ``dead_ids`` (still there) whose event ``ran`` says already ran."""
+    with client.pipeline(transaction=False) as pipe:
+        for dead_id in dead_ids:
+            pipe.xrange(dead_stream(stream), dead_id, dead_id, count=1)
+        replies: list[Any] = pipe.execute()
+    found = [
+        (i, rows[0][1].get(EVENT_FIELD, ""))
+        for i, rows in zip(dead_ids, replies, strict=True)
+        if rows
+    ]
+    flags = ran([raw for _, raw in found]) if found else []
+    return [dead_id for (dead_id, _), flag in zip(found, flags, strict=True) if flag]
+
+
+def find_letter(
+    client: redis.Redis, stream: str, entry_id: str, near_ms: int, window_ms: int = 60_000
+) -> str | None:
+    """The dead letter of entry ``entry_id``, written around ``near_ms`` (its timeline step's
+    time; a dead letter's id is the server's clock when it was written), or None. Reads at
+    most 1,000 letters of that window: never a scan of the whole dead-letter stream."""
+    start, end = max(0, near_ms - window_ms), near_ms + window_ms
+    page = cast(list[Any], client.xrange(dead_stream(stream), start, end, count=1000))
+    found = [str(i) for i, fields in page if fields.get("entry_id") == entry_id]
+    return found[-1] if found else None
 
 
 def purge(client: redis.Redis, stream: str, dead_ids: list[str]) -> ActionResult:

@@ -10,6 +10,8 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from console import services
+from console.action_forms import form_message
+from console.browse import valid_id
 from console.views.access import HtmxHttpRequest, operator_required
 from workers.errors import InvalidAction, StreamdeskError
 from workers.models import Door
@@ -20,9 +22,8 @@ def _answer(
     request: HtmxHttpRequest, outcome: Outcome | None, error: str = "", status: int = 200
 ) -> HttpResponse:
     if request.htmx:
-        response = render(
-            request, "console/_outcome.html", {"outcome": outcome, "error": error}, status=status
-        )
+        context = {"outcome": outcome, "error": error, "job": services.job_of(outcome)}
+        response = render(request, "console/_outcome.html", context, status=status)
         # Lists on the page reload themselves when something changed.
         if outcome is not None:
             response["HX-Trigger"] = "streamdesk:changed"
@@ -51,7 +52,7 @@ def _act(
         raise Http404(f"No action {action!r}.")
     form = spec.form(request.POST)
     if not form.is_valid():
-        return _answer(request, None, error=form.errors.as_text(), status=400)
+        return _answer(request, None, error=form_message(form), status=400)
     who = services.actor(request.user, Door.CONSOLE)
     return _run(request, lambda: spec.call(who, where, form.cleaned_data))
 
@@ -67,6 +68,22 @@ def group_action(request: HtmxHttpRequest, stream: str, group: str, action: str)
 @operator_required
 def dead_action(request: HtmxHttpRequest, stream: str, action: str) -> HttpResponse:
     return _act(request, services.DEAD_ACTIONS, action, {"stream": stream})
+
+
+@require_POST
+@operator_required
+def retry_dead_letter(request: HtmxHttpRequest, stream: str, dead_id: str) -> HttpResponse:
+    """A dead letter's own Retry button (a row, or the event page): its outcome in its place.
+    The list is not reloaded, so the row stays and says what became of it."""
+    if not valid_id(dead_id):
+        return _answer(request, None, error=f"{dead_id[:60]!r} is not a dead letter id", status=400)
+    try:
+        outcome = services.retry_letter(request.user, Door.CONSOLE, stream, dead_id)
+    except StreamdeskError as exc:
+        return _answer(request, None, error=str(exc), status=409)
+    if not request.htmx:
+        return _answer(request, outcome)
+    return render(request, "console/_retry_outcome.html", {"outcome": outcome, "stream": stream})
 
 
 @require_POST

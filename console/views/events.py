@@ -8,8 +8,10 @@ import redis
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 
-from console import browse, events
+from console import browse, events, services
+from console.events import EventView
 from console.params import ENTRY_ID_HELP
+from console.roles import can_operate
 from console.views.access import viewer_required
 from console.views.streams import unreadable
 from workers.runtime import redis_client
@@ -30,7 +32,7 @@ def event_page(request: HttpRequest, stream: str, entry_id: str) -> HttpResponse
         return unreadable(request, stream, exc)
     if not view.found and view.run is None:
         raise Http404(f"No entry {entry_id} in {stream!r}, and no run recorded for it.")
-    return render(request, "console/event.html", {"event": view, "live": []})
+    return _page(request, view)
 
 
 @viewer_required
@@ -43,4 +45,12 @@ def event_by_hash_page(request: HttpRequest, event_hash: str) -> HttpResponse:
         return unreadable(request, "the event's stream", exc)
     if view is None:
         raise Http404("No run is recorded for this event hash.")
-    return render(request, "console/event.html", {"event": view, "live": []})
+    return _page(request, view)
+
+
+def _page(request: HttpRequest, view: EventView) -> HttpResponse:
+    """The page; for an operator, with a dead event's letter for its Retry button."""
+    dead = (
+        services.dead_letter_of(redis_client(), view.steps) if can_operate(request.user) else None
+    )
+    return render(request, "console/event.html", {"event": view, "dead": dead, "live": []})
