@@ -42,7 +42,7 @@ from console import browse  # noqa: E402
 from console.runtime import keys, make_sampler  # noqa: E402
 from console.sampler import Sampler  # noqa: E402
 from console.views.dashboard import current_overview  # noqa: E402
-from workers.history import POINTS_1M, POINTS_1S, to_point  # noqa: E402
+from workers.history import RESOLUTIONS, to_point  # noqa: E402
 from workers.runtime import redis_client  # noqa: E402
 from workers.sample import collect  # noqa: E402
 
@@ -58,8 +58,8 @@ def use(url: str) -> None:
 
 
 def seed_history(at_ms: int) -> None:
-    """A full history (5 min of 1 s points, 1 h of 1 min points), as a console that has
-    run for an hour has: the overview's sparklines then cover every point they can."""
+    """A full history (5 min of 1 s points, 1 h of 10 s points, 24 h of 1 min points), as a
+    deployment whose recorder has run for a day has: the charts then cover every point."""
     client, k = redis_client(), keys()
     base = to_point(collect(client, k))
 
@@ -73,9 +73,10 @@ def seed_history(at_ms: int) -> None:
         return json.dumps(p, separators=(",", ":"))
 
     with client.pipeline(transaction=False) as pipe:
-        pipe.delete(k.console_history("1s"), k.console_history("1m"), k.console_sampler)
-        pipe.rpush(k.console_history("1s"), *(point(i * 1000, 200) for i in range(POINTS_1S)))
-        pipe.rpush(k.console_history("1m"), *(point(i * 60_000, 200) for i in range(POINTS_1M)))
+        pipe.delete(*(k.history(r.name) for r in RESOLUTIONS), k.console_broadcaster)
+        for r in RESOLUTIONS:
+            ago = [i * r.step_ms for i in range(r.max_points - 1)]
+            pipe.zadd(k.history(r.name), {point(a, 200): at_ms - a for a in ago})
         pipe.execute()
 
 
@@ -119,10 +120,10 @@ def page(client: Client, path: str) -> Callable[[], object]:
 
 
 def full_tick(sampler: Sampler) -> object:
-    """A tick that did all its work: one that lost the history writer key returns early."""
+    """A tick that did all its work: one without the broadcaster lease returns early."""
     tick = sampler.tick()
     if tick is None:
-        raise RuntimeError("the sampler is not the history writer: its tick did half the work")
+        raise RuntimeError("the sampler is not the broadcaster: its tick did no work")
     return tick
 
 
@@ -177,7 +178,7 @@ def main(plan_path: str, out_path: str) -> int:
         seed_history(int(time.time() * 1000))
         rows[name] = check_pages(info)
         sampler = make_sampler()
-        full_tick(sampler)  # the first tick also reads the history it was seeded with
+        full_tick(sampler)  # takes the broadcaster lease
         prepared[name] = subjects(client, info, sampler)
     names = list(sets)
     ms: dict[str, dict[str, list[float]]] = {s: {n: [] for n in names} for s in prepared[names[0]]}
@@ -208,9 +209,9 @@ def main(plan_path: str, out_path: str) -> int:
         began = time.perf_counter()
         gc.collect()
         full_gc.append((time.perf_counter() - began) * 1000)
-    for info in sets.values():  # hand the history writer key over to daphne's sampler
+    for info in sets.values():  # hand the broadcaster lease over to daphne's sampler
         use(info["url"])
-        redis_client().delete(keys().console_sampler)
+        redis_client().delete(keys().console_broadcaster)
     result = {
         "ms": ms,
         "cpu": cpu,

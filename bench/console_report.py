@@ -26,11 +26,11 @@ LARGE, SMALL = "large", "small"
 
 LABELS = {
     "collect": ("`workers.sample.collect`", "one sample"),
-    "current_overview": ("`views.dashboard.current_overview`", "sample, history, rows"),
+    "current_overview": ("`views.dashboard.current_overview`", "sample, rates' baseline, rows"),
     "entries_page": ("`browse.entries_page`", "50 entries"),
     "pending_page": ("`browse.pending_page`", "50 pending entries"),
     "dead_page": ("`browse.dead_page`", "50 dead letters"),
-    "tick": ("`Sampler.tick`", "sample, history, fragments"),
+    "tick": ("`Sampler.tick`", "sample, history's newest points, fragments, charts"),
     "overview": ("overview page `/`", "1 stream, 1 group, 4 workers"),
     "stream": ("stream page, newest entries", "50 rows"),
     "stream deep": ("stream page, `before=` the middle", "50 rows"),
@@ -297,8 +297,9 @@ to `bench-host-4`, one XREADGROUP COUNT 10000 each in turn) and acked all but ev
 {big.entries // big.pending}th, so pending entries spread over the whole stream and all
 consumers; dead letters in `streamdesk:events:dead` shaped as
 `workers.deadletter.DeadLetter`; the engine counters; four live worker heartbeats; a full
-console history (300 + 60 points). The {small.entries}-entry set keeps every entry pending
-and has {small.dead} dead letters, so every page shows its full 50 rows in both sets.
+recorded history (300 + 360 + 1,440 points: 5 min, 1 h, 24 h). The {small.entries}-entry
+set keeps every entry pending and has {small.dead} dead letters, so every page shows its
+full 50 rows in both sets.
 
 {chr(10).join(_data(r))}
 
@@ -340,8 +341,9 @@ server's clock when the sample began); "received" is the client's clock, on the 
   URL routing, every middleware, the session and user read from SQLite, the view's Redis
   reads and the template. No network and no browser: server side only.
 * **`collect`** and **`Sampler.tick`** are called directly. The tick is the whole of what
-  the sampler does each second: the sample, the history write (Lua), the overview rows and
-  every fragment rendered (not the channel-layer send: that is in the websocket part).
+  the sampler does each second: the sample, the recorded history's newest points, the
+  overview rows, every fragment rendered and the charts' newest rows (not the channel-layer
+  send: that is in the websocket part).
 * **Pending, filtered**: nothing matches, so `browse.pending_page` reads its bounded
   maximum (`MAX_SCAN`, 1,000 pending entries; all {small.pending} in the small set).
 * **Private server**: `workers.embedded.PrivateServer` on a free loopback port, no

@@ -21,7 +21,10 @@ from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler  # noqa: 
 from console import background, daphne_limit  # noqa: E402
 from console.body_limit import BodyLimits, LimitRequestBodies  # noqa: E402
 from console.routing import websocket_urlpatterns  # noqa: E402
+from console.runtime import keys  # noqa: E402
 from console.ws_origin import SameOriginValidator  # noqa: E402
+from workers.recorder import start_recorder  # noqa: E402
+from workers.runtime import redis_client  # noqa: E402
 
 # In development daphne serves /static/ itself; in production run collectstatic and let the
 # proxy (or STREAMDESK_SERVE_STATIC=1) serve them.
@@ -63,6 +66,11 @@ application = ProtocolTypeRouter(
         "websocket": SameOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
     }
 )
+
+# A candidate history recorder from the process's start, not from the first browser: a
+# console without workers still records (workers/recorder.py; one process records).
+if settings.STREAMDESK_HISTORY_RECORDER:
+    start_recorder(redis_client, keys(), "console")
 
 # Start-up objects (Django, templates, URL patterns) never die: keep them out of the
 # collector's full passes, which otherwise add 60-90 ms to an occasional page or tick.

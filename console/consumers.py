@@ -91,12 +91,19 @@ class DashboardConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]
             await self.close(code=SIGNED_OUT_CODE)
             return
         fragments = message["fragments"]
+        series = message.get("series", {})
         payload: realtime.TickPayload = {
             "at_ms": message["at_ms"],
             "fragments": {
                 name: self._variant(fragments, name)
                 for name in self.subscriptions
                 if name in fragments
+            },
+            # The charts of the parts this page shows (the overview's: every stream's).
+            "series": {
+                key: chart
+                for name in self.subscriptions
+                for key, chart in series.get(name, {}).items()
             },
         }
         await self.send(text_data=json.dumps(payload))

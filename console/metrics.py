@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import itertools
 from dataclasses import dataclass
 from typing import Any
 
@@ -83,36 +82,3 @@ def group_rates(old: Point | None, new: Point, group: GroupInfo) -> GroupRates:
     else:
         drain_s = backlog / ack_s if ack_s > 0 else None
     return GroupRates(ack_s, drain_s)
-
-
-def series(points: list[Point], stream: str, field: str) -> list[float]:
-    """A per-second rate of one counter between consecutive points (oldest first)."""
-    out = []
-    for a, b in itertools.pairwise(points):
-        sa, sb = a["s"].get(stream), b["s"].get(stream)
-        dt_s = (b["t"] - a["t"]) / 1000
-        if sa is None or sb is None or dt_s <= 0:
-            out.append(0.0)
-            continue
-        out.append(_per_s(sa[field], sb[field], dt_s))
-    return out
-
-
-def group_series(points: list[Point], stream: str, group: str, index: int) -> list[float]:
-    """A gauge of one group (0: lag, 1: pending) at each point; unknown lag counts as 0."""
-    out = []
-    for point in points:
-        values = point["s"].get(stream, {}).get("g", {}).get(group)
-        out.append(float(values[index] or 0) if values else 0.0)
-    return out
-
-
-def sparkline(values: list[float], width: int = 120, height: int = 24) -> str:
-    """SVG polyline points for ``values`` scaled into a width x height box (y grows down)."""
-    if not values:
-        return ""
-    top = max(values) or 1.0
-    step = width / max(len(values) - 1, 1)
-    return " ".join(
-        f"{i * step:.1f},{height - (v / top) * (height - 2) - 1:.1f}" for i, v in enumerate(values)
-    )

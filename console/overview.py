@@ -6,20 +6,17 @@ from dataclasses import dataclass
 
 from console import health, metrics
 from console.health import Health, PendingState
-from workers.history import History, Point, to_point
+from workers.history import Point, to_point
 from workers.ratelimit import Level
 from workers.sample import GroupInfo, Sample, StreamInfo, UsageByType, WorkerInfo
 
 # Rates are averaged over this window so the numbers do not flicker with every tick.
 RATE_WINDOW_MS = 5_000
-
-
-@dataclass(frozen=True, slots=True)
-class Spark:
-    label: str
-    points: str  # SVG polyline points
-    last: float
-    peak: float
+# A recorded point older than this is no baseline: a rate over a long outage of the recorder
+# would be an average, not the rate now.
+RATE_MAX_AGE_MS = 30_000
+# Nor is one this recent: a rate over a fraction of a second is noise.
+RATE_MIN_WINDOW_MS = 1_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,7 +24,6 @@ class GroupRow:
     info: GroupInfo
     rates: metrics.GroupRates
     health: Health
-    lag_spark: Spark
     # What the oldest pending entry is doing (waiting for a retry, idle, stuck), if any.
     oldest: PendingState | None
 
@@ -37,8 +33,6 @@ class StreamRow:
     info: StreamInfo
     rates: metrics.StreamRates
     health: Health
-    sparks: list[Spark]
-    hour_sparks: list[Spark]
     groups: list[GroupRow]
 
 
@@ -73,25 +67,15 @@ class Overview:
 
 
 def baseline(points: list[Point], now_ms: int) -> Point | None:
-    """The newest point at least RATE_WINDOW_MS old, else the oldest one there is."""
-    for point in reversed(points):
+    """The recorded point the rates are measured from (``points`` oldest first): the newest
+    one at least RATE_WINDOW_MS old, else the oldest at least RATE_MIN_WINDOW_MS old (a
+    recorder that just started), never one older than RATE_MAX_AGE_MS; None if none fits.
+    The rate is then the change over the two points' own timestamps."""
+    fit = [p for p in points if RATE_MIN_WINDOW_MS <= now_ms - p["t"] <= RATE_MAX_AGE_MS]
+    for point in reversed(fit):
         if now_ms - point["t"] >= RATE_WINDOW_MS:
             return point
-    return points[0] if points and points[0]["t"] < now_ms else None
-
-
-def _spark(label: str, values: list[float]) -> Spark:
-    return Spark(
-        label, metrics.sparkline(values), values[-1] if values else 0.0, max(values, default=0.0)
-    )
-
-
-def _sparks(points: list[Point], stream: str) -> list[Spark]:
-    return [
-        _spark("processed/s", metrics.series(points, stream, "p")),
-        _spark("added/s", metrics.series(points, stream, "a")),
-        _spark("failed/s", metrics.series(points, stream, "f")),
-    ]
+    return fit[0] if fit else None
 
 
 def budget_rows(budgets: list[Level]) -> list[BudgetRow]:
@@ -120,10 +104,11 @@ def usage_rows(usage: UsageByType) -> list[UsageRow]:
     return sorted(rows, key=lambda r: (-r.cost_usd, -r.calls, r.event_type))
 
 
-def build(sample: Sample, history: History, claim_idle_ms: int) -> Overview:
+def build(sample: Sample, recent: list[Point], claim_idle_ms: int) -> Overview:
+    """Rows for the pages; ``recent`` are the recorded 1 s points of the last
+    RATE_MAX_AGE_MS or more (oldest first), the rates' baseline."""
     now = to_point(sample)
-    old = baseline(history.recent, sample.at_ms)
-    recent = [*[p for p in history.recent if p["t"] < sample.at_ms], now]
+    old = baseline(recent, sample.at_ms)
     rows = []
     for stream in sample.streams:
         rates = metrics.stream_rates(old, now, stream.name)
@@ -133,7 +118,6 @@ def build(sample: Sample, history: History, claim_idle_ms: int) -> Overview:
                 rates=metrics.group_rates(old, now, g),
                 health=health.group_health(g, claim_idle_ms),
                 oldest=health.oldest_pending(g, sample.at_ms, claim_idle_ms),
-                lag_spark=_spark("lag", metrics.group_series(recent, stream.name, g.name, 0)),
             )
             for g in stream.groups
         ]
@@ -142,8 +126,6 @@ def build(sample: Sample, history: History, claim_idle_ms: int) -> Overview:
                 info=stream,
                 rates=rates,
                 health=health.stream_health(stream, claim_idle_ms),
-                sparks=_sparks(recent, stream.name),
-                hour_sparks=_sparks(history.hour, stream.name),
                 groups=groups,
             )
         )

@@ -9,19 +9,48 @@ DASHBOARD_GROUP = "dashboard"
 TICK_TYPE = "dashboard.tick"
 
 
+# uPlot's data layout: times (s) first, then one list of values per line; null is a gap.
+Columns = list[list[float | None]]
+
+
+class ChartData(TypedDict):
+    """One chart's lines at each range ("5m", "1h", "24h"), as console/charts.py computes them.
+
+    ``full``: the whole range (the page's first render); else only its last rows, which the
+    browser merges by time into what it has."""
+
+    title: str
+    unit: str
+    labels: list[str]
+    full: bool
+    ranges: dict[str, Columns]
+
+
+class PageSeries(TypedDict):
+    """A page's charts at its first render (``json_script`` "chart-series"): the sample's time
+    (the charts' right edge until the first tick) and each chart's full ranges."""
+
+    at_ms: int
+    charts: dict[str, ChartData]
+
+
 class TickMessage(TypedDict):
-    """Channel layer -> consumer: one sampler tick, every live fragment already rendered."""
+    """Channel layer -> consumer: one sampler tick, every live fragment already rendered, and
+    the charts' newest rows by the live name of the page part they belong to."""
 
     type: Literal["dashboard.tick"]
     at_ms: int
     fragments: dict[str, str]
+    series: dict[str, dict[str, ChartData]]
 
 
 class TickPayload(TypedDict):
-    """Consumer -> browser: the fragments this page shows, keyed by their ``data-live`` name."""
+    """Consumer -> browser: the fragments this page shows, keyed by their ``data-live`` name,
+    and its charts' newest rows, keyed by chart (``chart_key``)."""
 
     at_ms: int
     fragments: dict[str, str]
+    series: dict[str, ChartData]
 
 
 class SubscribeMessage(TypedDict):
@@ -48,6 +77,11 @@ def stream_key(stream: str) -> str:
 
 def group_key(stream: str, group: str) -> str:
     return f"group:{stream}:{group}"
+
+
+def chart_key(kind: str, part: str) -> str:
+    """A chart of one page part (``stream_key``/``group_key``): the slot's ``data-chart``."""
+    return f"chart:{kind}:{part}"
 
 
 OPERATOR_SUFFIX = "#operate"

@@ -1,8 +1,10 @@
 """The console's one sampler: reads a sample a second and broadcasts rendered fragments.
 
 Each console process runs at most one sampler, started by the first websocket. Only the
-process that holds the history writer key records history and broadcasts, so N consoles
-(or N daphne processes) still push one tick a second, not N.
+process that holds the broadcaster lease samples and broadcasts, so N consoles (or N daphne
+processes) still push one tick a second, not N. The sampler records nothing: the history it
+reads (the rates' baseline, the charts' newest rows) is recorded by the deployment's one
+recorder (workers/recorder.py), whether or not a browser is open.
 """
 
 from __future__ import annotations
@@ -10,8 +12,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import uuid
-from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -23,11 +23,12 @@ from django.db.models import Count, Min
 from django.template.loader import render_to_string
 from django.utils.safestring import SafeString, mark_safe
 
-from console import overview, realtime
-from workers.history import POINTS_1M, POINTS_1S, History, HistoryStore, Point, to_point
+from console import charts, overview, realtime
+from workers.history import SECOND, HistoryStore, Resolution
 from workers.keys import Keys
 from workers.models import BulkJob, OutboxEvent
 from workers.ratelimit import Budget
+from workers.recorder import Lease, holder_name
 from workers.sample import collect
 
 RECENT_JOBS = 20
@@ -64,11 +65,18 @@ log = logging.getLogger("streamdesk.console")
 
 TICK_S = 1.0
 
+# What a tick reads of the recorded history: the rates' baseline (1 s points back to
+# RATE_MAX_AGE_MS) and each chart range's last rows plus the point before them.
+TICK_READ: dict[Resolution, int] = {
+    r: charts.TAIL_ROWS[name] + 1 for name, r in charts.RANGES.items()
+} | {SECOND: max(overview.RATE_MAX_AGE_MS // SECOND.step_ms + 1, charts.TAIL_ROWS["5m"] + 1)}
+
 
 @dataclass(frozen=True, slots=True)
 class Tick:
     at_ms: int
     fragments: dict[str, str]
+    series: dict[str, dict[str, realtime.ChartData]]
 
 
 def _isolated(template: str, context: dict[str, Any], name: str, counter: int = 0) -> str:
@@ -89,7 +97,12 @@ def stream_cards(view: overview.Overview, outbox: dict[str, OutboxBacklog]) -> l
         mark_safe(
             _isolated(
                 "console/_stream_card.html",
-                {"row": row, "outbox": outbox, "counter": n},
+                {
+                    "row": row,
+                    "outbox": outbox,
+                    "counter": n,
+                    "charts": charts.stream_chart_keys(row.info.name),
+                },
                 row.info.name,
                 n,
             )
@@ -153,10 +166,7 @@ class Sampler:
         # The configured rate budgets (``rate_budgets()``), whose levels the overview shows.
         self.budgets = dict(budgets or {})
         self.history = HistoryStore(client, keys)
-        self.writer = f"console-{uuid.uuid4().hex[:12]}"
-        self.recent: deque[Point] = deque(maxlen=POINTS_1S)
-        self.hour: deque[Point] = deque(maxlen=POINTS_1M)
-        self._seeded = False
+        self.lease = Lease(client, keys.console_broadcaster, holder_name("console"))
 
     def tick(self) -> Tick | None:
         """One sample; rendered fragments if this console is the one that broadcasts."""
@@ -167,24 +177,13 @@ class Sampler:
             close_old_connections()
 
     def _tick(self) -> Tick | None:
-        if not self._seeded:
-            seed = self.history.read()
-            self.recent.extend(seed.recent)
-            self.hour.extend(seed.hour)
-            self._seeded = True
+        if not self.lease.hold():
+            return None  # another console broadcasts: its ticks reach our sockets too
         sample = collect(self.client, self.keys, budgets=self.budgets)
-        point = to_point(sample)
-        if not self.history.record(point, self.writer):
-            self._seeded = False  # another console writes: re-read its history if we take over
-            self.recent.clear()
-            self.hour.clear()
-            return None
-        history = History(list(self.recent), list(self.hour))
-        view = overview.build(sample, history, self.claim_idle_ms)
-        self.recent.append(point)
-        if not self.hour or self.hour[-1]["t"] // 60_000 < point["t"] // 60_000:
-            self.hour.append(point)
-        return Tick(sample.at_ms, render_fragments(view))
+        newest = self.history.newest(TICK_READ)
+        view = overview.build(sample, newest[SECOND.name], self.claim_idle_ms)
+        series = charts.series(charts.charts_of(sample.streams), newest, tail=True)
+        return Tick(sample.at_ms, render_fragments(view), series)
 
     async def run(self) -> None:
         layer = get_channel_layer()
@@ -198,6 +197,7 @@ class Sampler:
                         "type": "dashboard.tick",
                         "at_ms": tick.at_ms,
                         "fragments": tick.fragments,
+                        "series": tick.series,
                     }
                     await layer.group_send(realtime.DASHBOARD_GROUP, dict(message))
             except Exception as exc:  # a Redis outage must not end the sampler

@@ -15,3 +15,7 @@ os.environ.setdefault("STREAMDESK_DEMO", "1")
 os.environ.setdefault("SECRET_KEY", "tests-only-not-a-secret-" + "x" * 40)
 
 from console.settings import *  # noqa: F403
+
+# The suite imports console.asgi in-process: its tests start recorders themselves (a daphne
+# subprocess, on console.settings, records as in production).
+STREAMDESK_HISTORY_RECORDER = False

@@ -1,5 +1,13 @@
-"""A small rolling history of samples in Redis, so a reload or a second console sees the same
-sparklines: 5 minutes at one point a second and 1 hour at one point a minute."""
+"""The recorded history of samples in Redis, by time: 5 minutes at 1 s, 1 hour at 10 s and
+24 hours at 1 min, so every console (and a restarted one) reads the same charts and rates.
+
+Each resolution is a sorted set of JSON points scored by their time (ms, the Redis server's
+clock). A point is added only when its time bucket (``t // step_ms``) is newer than the
+newest point's, and points older than the resolution's retention are removed in the same
+call, so each set holds at most retention / step points whatever the tick rate. Only the
+process holding the recorder lease writes (workers/recorder.py); the check is inside the
+script, so a lease lost between the claim and the write writes nothing.
+"""
 
 from __future__ import annotations
 
@@ -38,34 +46,44 @@ def to_point(sample: Sample) -> Point:
     }
 
 
-POINTS_1S = 300
-POINTS_1M = 60
-# The writer's claim lasts a few ticks, so a console that stops hands over quickly.
-WRITER_TTL_MS = 3_000
-
-# Only one console writes (whichever holds the writer key); the others still sample and
-# push to their own browsers, so two consoles never double the history.
-RECORD = """
-local mine = redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2])
-if not mine then
-  if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
-  redis.call('PEXPIRE', KEYS[1], ARGV[2])
-end
-redis.call('LPUSH', KEYS[2], ARGV[3])
-redis.call('LTRIM', KEYS[2], 0, tonumber(ARGV[5]) - 1)
-local head = redis.call('LINDEX', KEYS[3], 0)
-if (not head) or math.floor(cjson.decode(head)['t'] / 60000) < tonumber(ARGV[4]) then
-  redis.call('LPUSH', KEYS[3], ARGV[3])
-  redis.call('LTRIM', KEYS[3], 0, tonumber(ARGV[6]) - 1)
-end
-return 1
-"""
-
-
 @dataclass(frozen=True, slots=True)
-class History:
-    recent: list[Point]  # one a second, oldest first
-    hour: list[Point]  # one a minute, oldest first
+class Resolution:
+    name: str  # the key suffix: ``keys.history(name)``
+    step_ms: int
+    keep_ms: int
+
+    @property
+    def max_points(self) -> int:
+        # One per bucket over the retention, plus the bucket the oldest point is in.
+        return self.keep_ms // self.step_ms + 1
+
+
+SECOND = Resolution("1s", 1_000, 5 * 60_000)
+TEN_SECONDS = Resolution("10s", 10_000, 60 * 60_000)
+MINUTE = Resolution("1m", 60_000, 24 * 60 * 60_000)
+RESOLUTIONS = (SECOND, TEN_SECONDS, MINUTE)
+
+# KEYS: the recorder lease, then one sorted set per resolution.
+# ARGV: holder, t (ms), point JSON, then step_ms, keep_ms, max_points per resolution.
+# Returns -1 when another process holds the lease, else the number of sets appended to.
+RECORD = """
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return -1 end
+local t = tonumber(ARGV[2])
+local added = 0
+for i = 2, #KEYS do
+  local step = tonumber(ARGV[3 * i - 2])
+  local keep = tonumber(ARGV[3 * i - 1])
+  local cap = tonumber(ARGV[3 * i])
+  local newest = redis.call('ZRANGE', KEYS[i], -1, -1, 'WITHSCORES')
+  if (not newest[2]) or math.floor(tonumber(newest[2]) / step) < math.floor(t / step) then
+    redis.call('ZADD', KEYS[i], t, ARGV[3])
+    added = added + 1
+  end
+  redis.call('ZREMRANGEBYSCORE', KEYS[i], '-inf', '(' .. tostring(t - keep))
+  redis.call('ZREMRANGEBYRANK', KEYS[i], 0, -cap - 1)
+end
+return added
+"""
 
 
 class HistoryStore:
@@ -74,23 +92,40 @@ class HistoryStore:
         self.keys = keys
         self._record = client.register_script(RECORD)
 
-    def record(self, point: Point, writer: str) -> bool:
-        """Append ``point`` if this console is the writer (or becomes it). True if written."""
-        keys = [
-            self.keys.console_sampler,
-            self.keys.console_history("1s"),
-            self.keys.console_history("1m"),
-        ]
-        minute = point["t"] // 60_000
-        args = [writer, WRITER_TTL_MS, _dump(point), minute, POINTS_1S, POINTS_1M]
-        return bool(self._record(keys=keys, args=args))
+    def record(self, point: Point, holder: str) -> int | None:
+        """Add ``point`` to each resolution whose bucket it opens, if ``holder`` holds the
+        recorder lease. The number of resolutions appended to, or None if not the holder."""
+        keys = [self.keys.history_recorder, *(self.keys.history(r.name) for r in RESOLUTIONS)]
+        args: list[str | int] = [holder, point["t"], _dump(point)]
+        for r in RESOLUTIONS:
+            args += [r.step_ms, r.keep_ms, r.max_points]
+        added = int(self._record(keys=keys, args=args))
+        return None if added < 0 else added
 
-    def read(self) -> History:
+    def read(self, resolution: Resolution, after_ms: int | None = None) -> list[Point]:
+        """Points of one resolution, oldest first; only those newer than ``after_ms`` if given.
+        Bounded: a set never holds more than ``resolution.max_points``."""
+        low = "-inf" if after_ms is None else f"({after_ms}"
+        raw: list[str] = self.client.zrangebyscore(  # type: ignore[assignment]
+            self.keys.history(resolution.name), low, "+inf"
+        )
+        return _load(raw)
+
+    def newest(self, counts: dict[Resolution, int]) -> dict[str, list[Point]]:
+        """The newest ``count`` points of each resolution, oldest first: one round trip."""
         with self.client.pipeline(transaction=False) as pipe:
-            pipe.lrange(self.keys.console_history("1s"), 0, POINTS_1S - 1)
-            pipe.lrange(self.keys.console_history("1m"), 0, POINTS_1M - 1)
-            recent, hour = pipe.execute()
-        return History(_load(recent), _load(hour))
+            for r, count in counts.items():
+                pipe.zrange(self.keys.history(r.name), -count, -1)
+            replies = pipe.execute()
+        return {r.name: _load(raw) for r, raw in zip(counts, replies, strict=True)}
+
+    def read_all(self) -> dict[str, list[Point]]:
+        """Every resolution, oldest first: one pipelined round trip."""
+        with self.client.pipeline(transaction=False) as pipe:
+            for r in RESOLUTIONS:
+                pipe.zrange(self.keys.history(r.name), 0, -1)
+            replies = pipe.execute()
+        return {r.name: _load(raw) for r, raw in zip(RESOLUTIONS, replies, strict=True)}
 
 
 def _dump(point: Point) -> str:
@@ -99,9 +134,11 @@ def _dump(point: Point) -> str:
 
 def _load(raw: list[str]) -> list[Point]:
     points = []
-    for item in reversed(raw):
+    for item in raw:
         try:
-            points.append(json.loads(item))
+            point = json.loads(item)
         except ValueError:
-            continue  # a point written by something else: skip it, never fail the page
+            continue  # a member written by something else: skip it, never fail the page
+        if isinstance(point, dict) and isinstance(point.get("t"), int):
+            points.append(point)
     return points

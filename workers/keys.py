@@ -64,9 +64,10 @@ class Keys:
         """A sorted set of worker names scored by last heartbeat (ms)."""
         return f"{self.prefix}workers"
 
-    def console_history(self, resolution: str) -> str:
-        """The console's rolling samples (a list of JSON points, newest first): ``1s`` or ``1m``."""
-        return f"{self.prefix}console:history:{resolution}"
+    def history(self, resolution: str) -> str:
+        """Recorded samples at one resolution (``1s``, ``10s``, ``1m``): a sorted set of JSON
+        points scored by their time (ms), trimmed by age (workers/history.py)."""
+        return f"{self.prefix}history:{resolution}"
 
     def paused(self, stream: str, group: str) -> str:
         """Set while a group is paused: who paused it and when (no expiry)."""
@@ -79,9 +80,14 @@ class Keys:
         return f"{self.prefix}waits:{stream}:{group}"
 
     @property
-    def console_sampler(self) -> str:
-        """Which console process writes the shared history (a key with a short expiry)."""
-        return f"{self.prefix}console:sampler"
+    def history_recorder(self) -> str:
+        """Which process records the history (runworker or console; a key with a short expiry)."""
+        return f"{self.prefix}history:recorder"
+
+    @property
+    def console_broadcaster(self) -> str:
+        """Which console process broadcasts the live fragments (a key with a short expiry)."""
+        return f"{self.prefix}console:broadcaster"
 
     def console_preview(self, user_id: int) -> str:
         """Held while one user's dead-letter preview runs (one at a time per user)."""

@@ -1,34 +1,51 @@
-"""Overview and workers: the pages that are one sample plus its history."""
+"""Overview and workers: the pages that are one sample plus its recorded history."""
 
 from __future__ import annotations
 
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
-from console import overview, realtime
+from console import charts, overview, realtime
 from console.runtime import keys
-from console.sampler import overview_context
+from console.sampler import TICK_READ, overview_context
 from console.views.access import viewer_required
-from workers.history import HistoryStore
+from workers.history import SECOND, HistoryStore
 from workers.runtime import engine_config, rate_budgets, redis_client
-from workers.sample import collect
+from workers.sample import StreamInfo, collect
 
 
 def current_overview() -> overview.Overview:
-    """One fresh sample with the shared history: three round trips and two LRANGEs."""
+    """One fresh sample, its rates measured from the recorded history: four round trips."""
     client = redis_client()
     sample = collect(client, keys(), budgets=rate_budgets())
-    history = HistoryStore(client, keys()).read()
-    return overview.build(sample, history, engine_config().claim_idle_ms)
+    recent = HistoryStore(client, keys()).newest({SECOND: TICK_READ[SECOND]})[SECOND.name]
+    return overview.build(sample, recent, engine_config().claim_idle_ms)
+
+
+def page_series(streams: list[StreamInfo], part: str, at_ms: int) -> realtime.PageSeries:
+    """The recorded history of one page part's charts at every range, for its first render
+    (the websocket then adds the newest rows): one round trip, at most every resolution's
+    retention in points."""
+    found = charts.charts_of(streams).get(part, [])
+    if not found:
+        return {"at_ms": at_ms, "charts": {}}
+    history = HistoryStore(redis_client(), keys()).read_all()
+    return {"at_ms": at_ms, "charts": charts.series({part: found}, history, tail=False)[part]}
 
 
 @viewer_required
 def overview_page(request: HttpRequest) -> HttpResponse:
     view = current_overview()
+    part = realtime.overview_key()
     return render(
         request,
         "console/overview.html",
-        {**overview_context(view), "live": [realtime.overview_key()], "page": "overview"},
+        {
+            **overview_context(view),
+            "live": [part],
+            "page": "overview",
+            "chart_series": page_series([row.info for row in view.streams], part, view.at_ms),
+        },
     )
 
 

@@ -9,11 +9,12 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from console import browse, health, realtime
+from console.entry_states import Group
 from console.forms import BrowseForm, PendingForm
 from console.overview import GroupRow, StreamRow
 from console.runtime import keys
 from console.views.access import HtmxHttpRequest, viewer_required
-from console.views.dashboard import current_overview
+from console.views.dashboard import current_overview, page_series
 from workers.keys import dead_stream
 from workers.runtime import engine_config, redis_client
 
@@ -24,6 +25,11 @@ def _stream_row(stream: str) -> tuple[StreamRow, int]:
     if row is None or not (row.info.exists or row.info.error):
         raise Http404(f"No stream named {stream!r}. Streams appear once something publishes.")
     return row, view.at_ms
+
+
+def entry_groups(row: StreamRow) -> list[Group]:
+    """The stream's groups as the entry states need them (their PELs and read positions)."""
+    return [Group(g.info.name, g.info.last_delivered_id) for g in row.groups]
 
 
 def _bad_request(request: HttpRequest, form: BrowseForm | PendingForm) -> HttpResponse:
@@ -45,7 +51,11 @@ def stream_page(request: HtmxHttpRequest, stream: str) -> HttpResponse:
     try:
         # A key that is not a stream has no entries to list; its card says why.
         page = (
-            None if row.info.error else browse.entries_page(redis_client(), stream, form.cursor())
+            None
+            if row.info.error
+            else browse.entries_page(
+                redis_client(), stream, form.cursor(), groups=entry_groups(row), keys=keys()
+            )
         )
     except redis.ResponseError as exc:
         return unreadable(request, stream, exc)
@@ -55,6 +65,9 @@ def stream_page(request: HtmxHttpRequest, stream: str) -> HttpResponse:
         "page": page,
         "form": form,
         "live": [realtime.stream_key(stream)],
+        "chart_series": None
+        if request.htmx
+        else page_series([row.info], realtime.stream_key(stream), at_ms),
     }
     template = "console/_entries.html" if request.htmx else "console/stream.html"
     return render(request, template, context)
@@ -102,6 +115,11 @@ def group_page(request: HtmxHttpRequest, stream: str, group: str) -> HttpRespons
         },
         "form": form,
         "live": [realtime.group_key(stream, group)],
+        "chart_series": (
+            None
+            if request.htmx
+            else page_series([row.info], realtime.group_key(stream, group), at_ms)
+        ),
         "filter_query": _filter_query(form),
     }
     template = "console/_pending.html" if request.htmx else "console/group.html"

@@ -22,6 +22,8 @@
     }
     lastTick = Date.now();
     show("live", "live · " + new Date(payload.at_ms).toLocaleTimeString());
+    // The charts (charts.js) take their rows from here, after the fragments are in place.
+    document.dispatchEvent(new CustomEvent("streamdesk:tick", { detail: payload }));
   }
 
   async function signedIn() {
@@ -42,6 +44,7 @@
       retries = 0;
       socket.send(JSON.stringify({ subscribe: names }));
       show("connecting", "connected, waiting for data");
+      document.dispatchEvent(new CustomEvent("streamdesk:connected"));
     });
     socket.addEventListener("message", (event) => apply(JSON.parse(event.data)));
     socket.addEventListener("close", async () => {
@@ -63,23 +66,6 @@
       show("stale", `no update for ${Math.round((Date.now() - lastTick) / 1000)} s`);
     }
   }, 1000);
-
-  // 5 min / 1 h sparkline range: a class on <body>, so swapped fragments keep the choice.
-  document.addEventListener("click", (event) => {
-    const button = event.target.closest("[data-range]");
-    if (!button) return;
-    const range = button.dataset.range;
-    document.body.classList.toggle("range-1h", range === "1h");
-    for (const b of document.querySelectorAll("[data-range]")) {
-      b.setAttribute("aria-pressed", String(b.dataset.range === range));
-    }
-    try { localStorage.setItem("streamdesk-range", range); } catch (e) { /* private mode */ }
-  });
-  try {
-    if (localStorage.getItem("streamdesk-range") === "1h") {
-      document.querySelector('[data-range="1h"]')?.click();
-    }
-  } catch (e) { /* private mode */ }
 
   connect();
 })();

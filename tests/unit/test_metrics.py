@@ -1,4 +1,4 @@
-"""Rates, drain estimates and sparklines from samples: no server needed."""
+"""Rates and drain estimates from samples: no server needed (charts: test_charts.py)."""
 
 from __future__ import annotations
 
@@ -88,13 +88,3 @@ def test_group_rates_empty_backlog_drains_now() -> None:
     old = to_point(sample(0, group(read=10)))
     now = group(read=10)
     assert metrics.group_rates(old, to_point(sample(1000, now)), now).drain_s == 0.0
-
-
-def test_series_rates_between_points() -> None:
-    points = [to_point(sample(t * 1000, group(), processed=t * t)) for t in range(4)]
-    assert metrics.series(points, "s", "p") == [1.0, 3.0, 5.0]
-
-
-def test_sparkline_scales_into_the_box() -> None:
-    assert metrics.sparkline([0.0, 10.0], width=100, height=20) == "0.0,19.0 100.0,1.0"
-    assert metrics.sparkline([]) == ""

@@ -13,6 +13,7 @@ from django.db.migrations.executor import MigrationExecutor
 
 from workers.errors import StreamdeskError
 from workers.management.commands.relay import relay_config
+from workers.recorder import RecorderThread, start_recorder
 from workers.registry import default_registry
 from workers.relay import Relay
 from workers.runs import RunStore
@@ -89,8 +90,12 @@ class Command(BaseCommand):
         overrides["burst"] = options["burst"] or None
         stop_relay = threading.Event()
         relay = self.start_relay(stop_relay) if options["relay"] else None
+        recorder: RecorderThread | None = None
         try:
             config = engine_config(**overrides)
+            # A candidate history recorder (one records for the whole deployment): the
+            # console's charts fill whether or not a browser is open.
+            recorder = start_recorder(redis_client, config.keys, "runworker")
             asyncio.run(
                 serve(
                     config,
@@ -108,6 +113,8 @@ class Command(BaseCommand):
             stop_relay.set()
             if relay is not None:
                 relay.join()
+            if recorder is not None:
+                recorder.stop()
 
     def start_relay(self, stop: threading.Event) -> threading.Thread:
         relay = Relay(redis_client(), relay_config())

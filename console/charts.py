@@ -1,0 +1,213 @@
+"""The charts' data, from recorded history points: plain Python, no I/O.
+
+Each chart is uPlot's column layout: the times (s) first, then one list per line. A rate at a
+point is the counter's change since the previous point over the time between their
+timestamps (the Redis server's clock), never over an assumed tick. Where two points are more
+than two steps of their resolution apart, the recorder was not running: a row of nulls one
+step after the earlier point breaks every line there, and the later point's rates are null
+(no average is drawn across the gap).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from console import realtime
+from console.realtime import ChartData, Columns
+from workers.history import MINUTE, SECOND, TEN_SECONDS, Point, Resolution
+from workers.sample import StreamInfo
+
+# The ranges the page offers and the resolution each one is drawn from.
+RANGES: dict[str, Resolution] = {"5m": SECOND, "1h": TEN_SECONDS, "24h": MINUTE}
+# Rows a tick carries per range: a browser that missed a few ticks (a slow tab, the first
+# tick after the page was rendered) still gets every row. A longer break reloads the series.
+TAIL_ROWS = {"5m": 10, "1h": 3, "24h": 2}
+
+Value = float | None
+# A chart's values at one point, given the point before it (None at the first point and
+# after a gap): one value per line.
+Values = Callable[[Point | None, Point], list[Value]]
+
+
+def _counter(prev: Point | None, point: Point, stream: str, field: str) -> tuple[Any, Any, float]:
+    a = prev["s"].get(stream) if prev else None
+    b = point["s"].get(stream)
+    dt_s = (point["t"] - prev["t"]) / 1000 if prev else 0.0
+    if a is None or b is None or dt_s <= 0:
+        return None, None, 0.0
+    return a.get(field), b.get(field), dt_s
+
+
+def per_s(prev: Point | None, point: Point, stream: str, field: str) -> Value:
+    """The counter's rate between the two points; None without both, or after a reset."""
+    a, b, dt_s = _counter(prev, point, stream, field)
+    if a is None or b is None or b < a:  # a counter that went down was reset: no rate
+        return None
+    return float(b - a) / dt_s
+
+
+def hit_ratio_pct(prev: Point | None, point: Point, stream: str) -> Value:
+    """Idempotency hits among everything the gate decided between the two points (%)."""
+    hits, done = per_s(prev, point, stream, "h"), per_s(prev, point, stream, "p")
+    if hits is None or done is None or hits + done == 0:
+        return None
+    return 100 * hits / (hits + done)
+
+
+def _group(point: Point, stream: str, group: str) -> list[Any] | None:
+    values = point["s"].get(stream, {}).get("g", {}).get(group)
+    return values if isinstance(values, list) and len(values) == 3 else None
+
+
+def acked_per_s(prev: Point | None, point: Point, stream: str, group: str) -> Value:
+    """Entries the group read minus those still pending, per second: what it acknowledged."""
+    if prev is None or point["t"] <= prev["t"]:
+        return None
+    a, b = _group(prev, stream, group), _group(point, stream, group)
+    if a is None or b is None or a[2] is None or b[2] is None or b[2] < a[2]:
+        return None
+    acked = (int(b[2]) - int(a[2])) - (int(b[1]) - int(a[1]))
+    return max(acked, 0) / (float(point["t"] - prev["t"]) / 1000)
+
+
+def gauge(point: Point, stream: str, group: str, index: int) -> Value:
+    """A group's lag (0) or pending (1) at the point; unknown lag stays unknown (null)."""
+    values = _group(point, stream, group)
+    return None if values is None or values[index] is None else float(values[index])
+
+
+def columns(
+    points: list[Point], step_ms: int, width: int, values: Values, first: int = 0
+) -> Columns:
+    """Rows for ``points[first:]`` (the points before ``first`` only give the first rate)."""
+    xs: list[Value] = []
+    lines: list[list[Value]] = [[] for _ in range(width)]
+    prev = points[first - 1] if 0 < first <= len(points) else None
+    for point in points[first:]:
+        if prev is not None and point["t"] - prev["t"] > 2 * step_ms:
+            xs.append((prev["t"] + step_ms) / 1000)
+            for line in lines:
+                line.append(None)
+            prev = None
+        xs.append(point["t"] / 1000)
+        for line, value in zip(lines, values(prev, point), strict=True):
+            line.append(value)
+        prev = point
+    return [xs, *lines]
+
+
+@dataclass(frozen=True, slots=True)
+class Chart:
+    key: str  # realtime.chart_key(...)
+    title: str
+    unit: str
+    labels: list[str]
+    values: Values
+
+
+def stream_chart_keys(stream: str) -> list[str]:
+    """The slots of a stream's charts (``stream_charts``' keys, without their groups)."""
+    return [realtime.chart_key(kind, realtime.stream_key(stream)) for kind in STREAM_KINDS]
+
+
+STREAM_KINDS = ("throughput", "backlog", "hits")
+
+
+def stream_charts(stream: str, groups: list[str]) -> list[Chart]:
+    """The overview card's and the stream page's charts of one stream."""
+    key = realtime.stream_key(stream)
+
+    def throughput(prev: Point | None, p: Point) -> list[Value]:
+        return [per_s(prev, p, stream, f) for f in ("a", "p", "f")]
+
+    def backlog(prev: Point | None, p: Point) -> list[Value]:
+        return [gauge(p, stream, g, i) for g in groups for i in (0, 1)]
+
+    return [
+        Chart(
+            realtime.chart_key("throughput", key),
+            "Throughput",
+            "events/s",
+            ["added", "processed", "failed"],
+            throughput,
+        ),
+        Chart(
+            realtime.chart_key("backlog", key),
+            "Lag and pending",
+            "entries",
+            [f"{g} {what}" for g in groups for what in ("lag", "pending")],
+            backlog,
+        ),
+        Chart(
+            realtime.chart_key("hits", key),
+            "Idempotency hit ratio",
+            "%",
+            ["hit ratio"],
+            lambda prev, p: [hit_ratio_pct(prev, p, stream)],
+        ),
+    ]
+
+
+def group_charts(stream: str, group: str) -> list[Chart]:
+    """The group page's charts."""
+    key = realtime.group_key(stream, group)
+    return [
+        Chart(
+            realtime.chart_key("backlog", key),
+            "Lag and pending",
+            "entries",
+            ["lag", "pending"],
+            lambda prev, p: [gauge(p, stream, group, 0), gauge(p, stream, group, 1)],
+        ),
+        Chart(
+            realtime.chart_key("acked", key),
+            "Acknowledged",
+            "entries/s",
+            ["acked"],
+            lambda prev, p: [acked_per_s(prev, p, stream, group)],
+        ),
+    ]
+
+
+def data(chart: Chart, history: dict[str, list[Point]], tail: bool) -> ChartData:
+    """One chart at every range: all of each range's points, or only its last rows."""
+    ranges: dict[str, Columns] = {}
+    for name, resolution in RANGES.items():
+        points = history.get(resolution.name, [])
+        first = max(len(points) - TAIL_ROWS[name], 0) if tail else 0
+        ranges[name] = columns(points, resolution.step_ms, len(chart.labels), chart.values, first)
+    return {
+        "title": chart.title,
+        "unit": chart.unit,
+        "labels": chart.labels,
+        "full": not tail,
+        "ranges": ranges,
+    }
+
+
+def charts_of(streams: list[StreamInfo]) -> dict[str, list[Chart]]:
+    """Every chart, by the live name of the page part it belongs to (overview, stream, group)."""
+    out: dict[str, list[Chart]] = {realtime.overview_key(): []}
+    for stream in streams:
+        charts = stream_charts(stream.name, [g.name for g in stream.groups])
+        out[realtime.overview_key()] += charts
+        out[realtime.stream_key(stream.name)] = charts
+        for g in stream.groups:
+            out[realtime.group_key(stream.name, g.name)] = group_charts(stream.name, g.name)
+    return out
+
+
+def series(
+    charts: dict[str, list[Chart]], history: dict[str, list[Point]], tail: bool
+) -> dict[str, dict[str, ChartData]]:
+    """Each page part's charts' data, by chart key; each chart computed once."""
+    done: dict[str, ChartData] = {}
+    out: dict[str, dict[str, ChartData]] = {}
+    for name, group in charts.items():
+        for chart in group:
+            if chart.key not in done:
+                done[chart.key] = data(chart, history, tail)
+        out[name] = {chart.key: done[chart.key] for chart in group}
+    return out
