@@ -12,10 +12,11 @@ from typing import Any, cast
 
 import redis
 
+from console.entry_states import EntryState, Group, read_states
 from console.params import MAX_U64, valid_entry_id
 from workers.errors import EventError
 from workers.events import decode_envelope, event_hash
-from workers.keys import EVENT_FIELD, dead_stream
+from workers.keys import EVENT_FIELD, Keys, dead_stream
 
 PAGE_SIZE = 50
 # Pending entries read to fill one page when filtering by deliveries (XPENDING cannot).
@@ -74,6 +75,8 @@ class EntryRow:
     id: str
     at_ms: int
     summary: Summary
+    # done / failed / pending / dead (console/entry_states.py); None when not asked for.
+    state: EntryState | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,15 +86,27 @@ class EntriesPage:
 
 
 def entries_page(
-    client: redis.Redis, stream: str, before: str | None = None, count: int = PAGE_SIZE
+    client: redis.Redis,
+    stream: str,
+    before: str | None = None,
+    count: int = PAGE_SIZE,
+    groups: list[Group] | None = None,
+    keys: Keys | None = None,
 ) -> EntriesPage:
-    """Newest first, starting at ``before`` (inclusive: a jump lands on the id itself)."""
+    """Newest first, starting at ``before`` (inclusive: a jump lands on the id itself); with
+    ``groups``, each entry's state too (one more round trip and one database read)."""
     reply = cast(list[Any], client.xrevrange(stream, max=before or "+", min="-", count=count + 1))
-    rows = [
-        EntryRow(str(i), _ms(str(i)), summarize(fields.get(EVENT_FIELD)))
-        for i, fields in reply[:count]
-    ]
+    page = reply[:count]
     older = str(reply[count][0]) if len(reply) > count else None
+    if groups is None:
+        states: list[EntryState | None] = [None] * len(page)
+    else:
+        entries = [(str(i), hash_of(fields.get(EVENT_FIELD))) for i, fields in page]
+        states = list(read_states(client, keys or Keys(), stream, entries, groups))
+    rows = [
+        EntryRow(str(i), _ms(str(i)), summarize(fields.get(EVENT_FIELD)), state)
+        for (i, fields), state in zip(page, states, strict=True)
+    ]
     return EntriesPage(rows, older)
 
 

@@ -1,0 +1,162 @@
+"""Each listed entry's state (done, failed, pending, dead) from the gate, the PEL and the run.
+
+Bounded per page: one pipelined round trip (the gate record of each entry, and XPENDING over
+the page's id range for each group, with a count bound) and one database query on the unique
+event hash. The rule, ``judge``, is plain Python; docs/console.md ("Reading the numbers")
+states it in words.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any, cast
+
+import redis
+
+from workers.keys import Keys
+
+# XPENDING over a page's id range returns at most this many per page row: entries deleted
+# from the stream stay in the PEL, so a range can hold more pending ids than listed rows.
+PEL_ROWS_PER_ENTRY = 2
+
+
+class State(StrEnum):
+    DONE = "done"
+    FAILED = "failed"
+    PENDING = "pending"
+    DEAD = "dead"
+    UNKNOWN = "unknown"
+
+
+@dataclass(frozen=True, slots=True)
+class EntryState:
+    state: State
+    detail: str  # one line for the title: why this state
+
+    @property
+    def tone(self) -> str:
+        """The badge class the pages use for it."""
+        return {State.DONE: "ok", State.FAILED: "warn", State.DEAD: "bad"}.get(self.state, "")
+
+
+@dataclass(frozen=True, slots=True)
+class Facts:
+    """What is known of one entry when the page is read."""
+
+    event_hash: str | None  # None: the envelope does not decode
+    gate: str | None  # the gate record's state: running, done, released; None: no record
+    pending_in: list[tuple[str, int]]  # (group, deliveries) of each PEL holding the entry
+    run: str | None  # the AgentRun status (running, succeeded, failed, dead); None: no row
+    dead_lettered: bool  # the timeline has a dead_lettered step for this entry id
+    delivered: bool  # some group has read past it
+    unknown: bool = False  # the PEL read stopped at its bound before this id
+
+
+def judge(f: Facts) -> EntryState:
+    """The rule, first match wins (docs/console.md, "Reading the numbers")."""
+    if f.unknown:
+        return EntryState(State.UNKNOWN, "more pending ids in this range than one read covers")
+    if f.pending_in:
+        where = ", ".join(f"{group} ({n} deliveries)" for group, n in f.pending_in)
+        if f.run in ("failed", "dead") or f.gate == "released":
+            return EntryState(State.FAILED, f"failed; pending in {where} for its retry")
+        return EntryState(State.PENDING, f"pending in {where}")
+    if f.run == "succeeded" or f.gate == "done":
+        return EntryState(State.DONE, "its event ran and committed (from this entry or a copy)")
+    if f.dead_lettered or f.run == "dead":
+        return EntryState(State.DEAD, "dead-lettered")
+    if f.event_hash is None and f.delivered:
+        return EntryState(State.DEAD, "does not decode: dead-lettered when read")
+    if f.run == "failed":
+        return EntryState(State.FAILED, "its run failed and the entry is no longer pending")
+    if f.run == "running" or f.gate == "running":
+        return EntryState(State.PENDING, "its event is running from another entry")
+    if f.delivered:
+        return EntryState(
+            State.UNKNOWN, "read, but nothing recorded: read before the group existed, or pruned"
+        )
+    return EntryState(State.PENDING, "not read by any group yet")
+
+
+def _id(entry_id: str) -> tuple[int, int]:
+    ms, _, seq = entry_id.partition("-")
+    return (int(ms), int(seq or 0)) if ms.isdigit() and (not seq or seq.isdigit()) else (-1, -1)
+
+
+@dataclass(frozen=True, slots=True)
+class Group:
+    name: str
+    last_delivered_id: str
+
+
+def _records(stream: str, ids: list[str], hashes: set[str]) -> tuple[dict[str, str], set[str]]:
+    """From the database: each event hash's run status (the unique index) and the entries
+    with a dead_lettered step (the stream/entry index)."""
+    from workers.models import AgentRun, TimelineStep
+    from workers.steps import Kind
+
+    runs = AgentRun.objects.filter(event_hash__in=hashes).values_list("event_hash", "status")
+    dead = TimelineStep.objects.filter(
+        stream=stream, entry_id__in=ids, kind=Kind.DEAD_LETTERED
+    ).values_list("entry_id", flat=True)
+    return (dict(runs) if hashes else {}), set(dead)
+
+
+def _pending(
+    groups: list[Group], replies: list[Any], bound: int
+) -> tuple[dict[str, list[tuple[str, int]]], tuple[int, int] | None]:
+    """Who holds each id pending, and where a read that hit its bound stopped (later ids of
+    the page are then unknown)."""
+    pending: dict[str, list[tuple[str, int]]] = {}
+    cut: tuple[int, int] | None = None
+    for g, reply in zip(groups, replies, strict=True):
+        for p in cast(list[dict[str, Any]], reply):
+            pending.setdefault(str(p["message_id"]), []).append((g.name, int(p["times_delivered"])))
+        if len(reply) >= bound:
+            last = _id(str(reply[-1]["message_id"]))
+            cut = last if cut is None else min(cut, last)
+    return pending, cut
+
+
+def read_states(
+    client: redis.Redis,
+    keys: Keys,
+    stream: str,
+    entries: list[tuple[str, str | None]],
+    groups: list[Group],
+) -> list[EntryState]:
+    """The state of each ``(entry id, event hash)`` of a page, in order."""
+    if not entries:
+        return []
+    if not groups:
+        return [EntryState(State.UNKNOWN, "no consumer group reads this stream")] * len(entries)
+    ids = [entry_id for entry_id, _ in entries]
+    hashes = [h for _, h in entries if h]
+    bound = len(ids) * PEL_ROWS_PER_ENTRY
+    with client.pipeline(transaction=False) as pipe:
+        for event_hash in hashes:
+            pipe.hget(keys.gate(event_hash), "state")
+        for g in groups:
+            pipe.xpending_range(
+                stream, g.name, min=min(ids, key=_id), max=max(ids, key=_id), count=bound
+            )
+        replies = pipe.execute()
+    gates = dict(zip(hashes, cast(list[str | None], replies[: len(hashes)]), strict=True))
+    pending, cut = _pending(groups, replies[len(hashes) :], bound)
+    runs, dead = _records(stream, ids, set(hashes))
+    read_to = max(_id(g.last_delivered_id) for g in groups)
+    return [
+        judge(
+            Facts(
+                event_hash=h,
+                gate=gates.get(h) if h else None,
+                pending_in=pending.get(entry_id, []),
+                run=runs.get(h) if h else None,
+                dead_lettered=entry_id in dead,
+                delivered=_id(entry_id) <= read_to,
+                unknown=cut is not None and _id(entry_id) > cut and entry_id not in pending,
+            )
+        )
+        for entry_id, h in entries
+    ]
