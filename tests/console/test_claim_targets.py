@@ -141,3 +141,13 @@ def test_audit_page_shows_noop_and_refused_apart_from_ok(
     assert badges == [("warn", "refused"), ("muted", "noop"), ("ok", "ok")]
     noop = staff_client.get("/audit/?outcome=noop").content.decode()
     assert noop.count('data-outcome="noop"') == 1 and 'data-outcome="ok"' not in noop
+
+
+def test_a_consumer_that_never_read_says_so(r: redis.Redis, operator_client: Client) -> None:
+    """Redis >= 7.2 reports inactive -1 for a consumer that never read: not "-1 ms"."""
+    entries(r)
+    r.xgroup_createconsumer(STREAM, GROUP, "ghost")
+    inactive = {c["name"]: c.get("inactive") for c in r.xinfo_consumers(STREAM, GROUP)}["ghost"]
+    body = operator_client.get(PAGE).content.decode()
+    assert ("never read" in body) == (inactive == -1)
+    assert "-1 ms" not in body
