@@ -3,10 +3,7 @@ from __future__ import annotations
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.templatetags.static import static
-from django.templatetags.static import static
 from django.urls import include, path
-from django.utils.functional import lazy
-from django.views.generic import RedirectView
 from django.utils.functional import lazy
 from django.views.generic import RedirectView
 
@@ -49,11 +46,6 @@ urlpatterns = [
     ),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),
-    # Browsers ask for /favicon.ico whatever the page links: send them to the static file.
-    path(
-        "favicon.ico",
-        RedirectView.as_view(url=lazy(static, str)("console/favicon.ico"), permanent=True),
-    ),
     # Browsers ask for /favicon.ico whatever the page links: send them to the static file.
     path(
         "favicon.ico",
