@@ -162,8 +162,9 @@ STREAMDESK = options_from_env()
 # The console runs bulk jobs (docs/actions.md) in a thread of its process; off: only
 # ``manage.py jobs --run`` does.
 STREAMDESK_JOB_RUNNER = env_bool("STREAMDESK_JOB_RUNNER", True)
-# The console process is a candidate history recorder from its start (workers/recorder.py;
-# one process records for the whole deployment), so charts fill without workers or a browser.
+# Each runworker and console process is a candidate history recorder (workers/recorder.py;
+# one records for the whole deployment), the console from its start: charts fill without a
+# browser, and without workers. Off: this process never records.
 STREAMDESK_HISTORY_RECORDER = env_bool("STREAMDESK_HISTORY_RECORDER", True)
 # Rate budgets shared by every worker (docs/agents.md): NAME=RATE/s|m|h[:BURST], comma-separated.
 # The defaults are the example agents' tools.

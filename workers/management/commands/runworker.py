@@ -7,6 +7,7 @@ import threading
 from argparse import ArgumentParser
 from typing import Any
 
+from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
@@ -93,9 +94,10 @@ class Command(BaseCommand):
         recorder: RecorderThread | None = None
         try:
             config = engine_config(**overrides)
-            # A candidate history recorder (one records for the whole deployment): the
-            # console's charts fill whether or not a browser is open.
-            recorder = start_recorder(redis_client, config.keys, "runworker")
+            if settings.STREAMDESK_HISTORY_RECORDER:
+                # A candidate history recorder (one records for the whole deployment): the
+                # console's charts fill whether or not a browser is open.
+                recorder = start_recorder(redis_client, config.keys, "runworker")
             asyncio.run(
                 serve(
                     config,
