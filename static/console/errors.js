@@ -93,19 +93,27 @@
     return xhr.status === 403 && (xhr.responseText || "").includes("CSRF verification failed");
   }
 
-  document.body.addEventListener("htmx:beforeRequest", (event) => clear(event.detail.elt));
+  // htmx:beforeSwap is fired on the swap's target, not on the control: remember which
+  // control sent each request.
+  const senders = new WeakMap();
+
+  document.body.addEventListener("htmx:beforeRequest", (event) => {
+    senders.set(event.detail.xhr, event.detail.elt);
+    clear(event.detail.elt);
+  });
 
   document.body.addEventListener("htmx:beforeSwap", (event) => {
     const detail = event.detail;
     const xhr = detail.xhr;
+    const sender = senders.get(xhr) || detail.elt;
     if (signedOut(xhr)) {
       detail.shouldSwap = false;
-      say(detail.elt, SESSION_EXPIRED, true);
+      say(sender, SESSION_EXPIRED, true);
       return;
     }
     if (xhr.status >= 400) {
       detail.shouldSwap = false;
-      say(detail.elt, `${messageOf(xhr)} (HTTP ${xhr.status})`, false);
+      say(sender, `${messageOf(xhr)} (HTTP ${xhr.status})`, false);
     }
   });
 
