@@ -7,10 +7,11 @@ exactly one ``AuditRecord``: ``ok`` when it did something, ``noop`` when it was 
 nothing; also for a dry run (``dry-run``: nothing changed, the count is what would be acted
 on), a refusal (``refused``, then ``ActionRefused`` is raised: ``NoSuchGroup`` for a stream or
 group that does not exist; a claim to a consumer that may not take entries raises
-``NotAClaimTarget``, an ``InvalidAction``, after its record) and a failure (``failed``, or ``partial`` when some of it was done, then the error is raised:
-Redis errors as ``RedisUnavailable`` or ``ActionFailed``, cause kept). Over 1,000 entries,
-or a dead-letter filter, becomes a bulk job (``jobs.py``): the outcome is then ``queued``
-and its ``job_id`` names the job.
+``NotAClaimTarget``, an ``InvalidAction``, after its record) and a failure (``failed``, or
+``partial`` when some of it was done, then the error is raised: Redis errors as
+``RedisUnavailable`` or ``ActionFailed``, cause kept). Over 1,000 entries, or a dead-letter
+filter, becomes a bulk job (``jobs.py``): the outcome is then ``queued`` and its ``job_id``
+names the job.
 """
 
 from __future__ import annotations
