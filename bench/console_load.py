@@ -160,6 +160,7 @@ def _counters(client: redis.Redis, shape: Shape) -> None:
         "fenced": 1,
         "deleted": 0,
         "reclaimed": shape.pending // 10,
+        "deferred": 3,
     }
     assert set(values) == set(stats.COUNTERS), "workers.stats.COUNTERS changed"
     with client.pipeline(transaction=False) as pipe:
