@@ -2,9 +2,9 @@
 
 A consumer is only a name in the group until some process reads for it. Claiming entries to
 a name no ``runworker`` uses parks them where nothing runs them (until a reclaim), so claim
-targets are checked here; and a consumer with no heartbeat for ``consumer_prune_s`` and
-nothing pending is removed by the engine's housekeeping (``prune``), one atomic Lua call
-each, counted in the stream's stats hash so the group page can say how many went.
+targets are checked here; and a consumer with no heartbeat, nothing pending and no read
+for ``consumer_prune_s`` is removed by the engine's housekeeping (``prune``), one atomic Lua
+call each, counted in the stream's stats hash so the group page can say how many went.
 
 Redis only: the audit record of a removal is written by ``record_pruned`` (lazy Django).
 """
