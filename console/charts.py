@@ -93,7 +93,8 @@ def columns(
             prev = None
         xs.append(point["t"] / 1000)
         for line, value in zip(lines, values(prev, point), strict=True):
-            line.append(value)
+            # Three decimals are more than a chart shows, and keep the page's JSON small.
+            line.append(value if value is None else round(value, 3))
         prev = point
     return [xs, *lines]
 
@@ -171,13 +172,39 @@ def group_charts(stream: str, group: str) -> list[Chart]:
     ]
 
 
+# Whole ranges already computed, by chart, lines and the points they were computed from
+# (the first and last point's time and their number identify a range's points, which are
+# never changed once recorded): the 1 h and 24 h ranges change every 10 s and every minute,
+# not with every page render.
+_computed: dict[tuple[str, tuple[str, ...], str, int, int, int], Columns] = {}
+MAX_COMPUTED = 1_000
+
+
+def _whole(chart: Chart, name: str, resolution: Resolution, points: list[Point]) -> Columns:
+    if not points:
+        return columns(points, resolution.step_ms, len(chart.labels), chart.values)
+    key = (chart.key, tuple(chart.labels), name, points[0]["t"], points[-1]["t"], len(points))
+    found = _computed.get(key)
+    if found is None:
+        if len(_computed) >= MAX_COMPUTED:
+            _computed.clear()
+        found = _computed[key] = columns(
+            points, resolution.step_ms, len(chart.labels), chart.values
+        )
+    return found
+
+
 def data(chart: Chart, history: dict[str, list[Point]], tail: bool) -> ChartData:
     """One chart at every range: all of each range's points, or only its last rows."""
     ranges: dict[str, Columns] = {}
     for name, resolution in RANGES.items():
         points = history.get(resolution.name, [])
-        first = max(len(points) - TAIL_ROWS[name], 0) if tail else 0
-        ranges[name] = columns(points, resolution.step_ms, len(chart.labels), chart.values, first)
+        if tail:
+            first = max(len(points) - TAIL_ROWS[name], 0)
+            lines = len(chart.labels)
+            ranges[name] = columns(points, resolution.step_ms, lines, chart.values, first)
+        else:
+            ranges[name] = _whole(chart, name, resolution, points)
     return {
         "title": chart.title,
         "unit": chart.unit,

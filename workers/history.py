@@ -12,6 +12,7 @@ script, so a lease lost between the claim and the write writes nothing.
 from __future__ import annotations
 
 import json
+import threading
 from dataclasses import dataclass
 from typing import Any
 
@@ -126,6 +127,38 @@ class HistoryStore:
                 pipe.zrange(self.keys.history(r.name), 0, -1)
             replies = pipe.execute()
         return {r.name: _load(raw) for r, raw in zip(RESOLUTIONS, replies, strict=True)}
+
+
+class HistoryReader:
+    """Every resolution's points, kept between calls (a console process's page renders):
+    each call reads only the points recorded since the last one, plus each set's oldest
+    score and size, in one transaction. A set that no longer matches what is kept (a flush,
+    a foreign member) is read again whole."""
+
+    def __init__(self, store: HistoryStore) -> None:
+        self.store = store
+        self._points: dict[str, list[Point]] = {r.name: [] for r in RESOLUTIONS}
+        self._lock = threading.Lock()
+
+    def read_all(self) -> dict[str, list[Point]]:
+        with self._lock:
+            with self.store.client.pipeline(transaction=True) as pipe:
+                for r in RESOLUTIONS:
+                    kept = self._points[r.name]
+                    key = self.store.keys.history(r.name)
+                    pipe.zrangebyscore(key, f"({kept[-1]['t']}" if kept else "-inf", "+inf")
+                    pipe.zrange(key, 0, 0, withscores=True)
+                    pipe.zcard(key)
+                replies = pipe.execute()
+            for i, r in enumerate(RESOLUTIONS):
+                new, oldest, count = replies[3 * i : 3 * i + 3]
+                low = oldest[0][1] if oldest else float("inf")
+                points = [p for p in self._points[r.name] if p["t"] >= low] + _load(new)
+                if len(points) != count:
+                    points = self.store.read(r)
+                self._points[r.name] = points
+            # Copies of the lists: the points themselves are never changed by anyone.
+            return {name: list(points) for name, points in self._points.items()}
 
 
 def _dump(point: Point) -> str:

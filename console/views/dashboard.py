@@ -9,7 +9,7 @@ from console import charts, overview, realtime
 from console.runtime import keys
 from console.sampler import TICK_READ, overview_context
 from console.views.access import viewer_required
-from workers.history import SECOND, HistoryStore
+from workers.history import SECOND, HistoryReader, HistoryStore
 from workers.runtime import engine_config, rate_budgets, redis_client
 from workers.sample import StreamInfo, collect
 
@@ -22,14 +22,27 @@ def current_overview() -> overview.Overview:
     return overview.build(sample, recent, engine_config().claim_idle_ms)
 
 
+# One reader per Redis client and key prefix in this process: a page render reads only the
+# points recorded since the previous one.
+_readers: dict[tuple[int, str], HistoryReader] = {}
+
+
+def _reader() -> HistoryReader:
+    client, k = redis_client(), keys()
+    found = _readers.get((id(client), k.prefix))
+    if found is None:
+        found = _readers[(id(client), k.prefix)] = HistoryReader(HistoryStore(client, k))
+    return found
+
+
 def page_series(streams: list[StreamInfo], part: str, at_ms: int) -> realtime.PageSeries:
     """The recorded history of one page part's charts at every range, for its first render
-    (the websocket then adds the newest rows): one round trip, at most every resolution's
-    retention in points."""
+    (the websocket then adds the newest rows): one round trip for the points recorded since
+    the last render; every resolution's retention in points at most."""
     found = charts.charts_of(streams).get(part, [])
     if not found:
         return {"at_ms": at_ms, "charts": {}}
-    history = HistoryStore(redis_client(), keys()).read_all()
+    history = _reader().read_all()
     return {"at_ms": at_ms, "charts": charts.series({part: found}, history, tail=False)[part]}
 
 

@@ -8,7 +8,15 @@ import time
 import redis
 
 from tests.e2e.conftest import wait_for
-from workers.history import MINUTE, RESOLUTIONS, SECOND, TEN_SECONDS, HistoryStore, Point
+from workers.history import (
+    MINUTE,
+    RESOLUTIONS,
+    SECOND,
+    TEN_SECONDS,
+    HistoryReader,
+    HistoryStore,
+    Point,
+)
 from workers.keys import Keys
 from workers.recorder import Lease, Recorder, start_recorder
 from workers.runtime import redis_client
@@ -127,3 +135,20 @@ def test_a_stopped_recorder_thread_hands_over_at_once(r: redis.Redis, redis_url:
     finally:
         a.stop()
         b.stop()
+
+
+def test_a_reader_keeps_its_points_and_follows_trims_and_flushes(r: redis.Redis) -> None:
+    store = held_store(r)
+    reader = HistoryReader(store)
+    for s in range(300):
+        store.record(point(T0 + s * 1_000), "me")
+    assert len(reader.read_all()["1s"]) == 300
+    for s in range(300, 310):  # ten more: ten of the oldest are trimmed
+        store.record(point(T0 + s * 1_000), "me")
+    points = reader.read_all()["1s"]
+    assert [p["t"] for p in points] == [T0 + s * 1_000 for s in range(9, 310)]
+    assert points == store.read(SECOND)
+    r.flushdb()
+    Lease(r, KEYS.history_recorder, "me").hold()
+    store.record(point(T0 + 400_000), "me")
+    assert [p["t"] for p in reader.read_all()["1s"]] == [T0 + 400_000]
