@@ -143,7 +143,8 @@ class Command(BaseCommand):
         self.stdout.write("all processes stopped")
         if started_redis and embedded is not None:
             embedded.stop()
-            self.stdout.write("stopped the embedded Valkey server (data kept in .streamdesk/)")
+            where = shown(data_dir())
+            self.stdout.write(f"stopped the embedded Valkey server (data kept in {where}/)")
 
     def _children(self, options: dict[str, Any]) -> list[Child]:
         manage = [sys.executable, "manage.py"]
