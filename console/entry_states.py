@@ -111,9 +111,9 @@ def _pending(
     pending: dict[str, list[tuple[str, int]]] = {}
     cut: tuple[int, int] | None = None
     for g, reply in zip(groups, replies, strict=True):
-        for p in cast(list[dict[str, Any]], reply):
+        for p in cast(list[dict[str, Any]], reply or []):
             pending.setdefault(str(p["message_id"]), []).append((g.name, int(p["times_delivered"])))
-        if len(reply) >= bound:
+        if reply and len(reply) >= bound:
             last = _id(str(reply[-1]["message_id"]))
             cut = last if cut is None else min(cut, last)
     return pending, cut
@@ -141,7 +141,12 @@ def read_states(
             pipe.xpending_range(
                 stream, g.name, min=min(ids, key=_id), max=max(ids, key=_id), count=bound
             )
-        replies = pipe.execute()
+        # A group deleted since the sample answers NOGROUP: its PEL reads as empty rather
+        # than failing the page (the next sample drops the group).
+        replies = [
+            None if isinstance(reply, redis.ResponseError) else reply
+            for reply in pipe.execute(raise_on_error=False)
+        ]
     gates = dict(zip(hashes, cast(list[str | None], replies[: len(hashes)]), strict=True))
     pending, cut = _pending(groups, replies[len(hashes) :], bound)
     runs, dead = _records(stream, ids, set(hashes))

@@ -9,7 +9,7 @@ import pytest
 import redis
 from django.test import Client
 
-from console.entry_states import EntryState, Facts, State, judge
+from console.entry_states import EntryState, Facts, Group, State, judge, read_states
 from tests.console.conftest import STREAM, process
 from tests.integration.helpers import xadd
 from workers import publish
@@ -118,3 +118,10 @@ def test_judge_rule(facts: dict[str, Any], state: State) -> None:
     )
     found: EntryState = judge(Facts(**{**base, **facts}))
     assert found.state is state
+
+
+def test_a_group_deleted_since_the_sample_does_not_fail_the_page(r: redis.Redis) -> None:
+    entry_id = xadd(r, {"type": "demo.echo", "id": "e1", "data": {"n": 1}})
+    entries = [(entry_id, event_hash(decode_envelope(r.xrange(STREAM)[0][1]["event"])))]
+    found = read_states(r, Keys(), STREAM, entries, [Group("deleted-meanwhile", "0-0")])
+    assert [s.state for s in found] == [State.PENDING]  # not read by any group yet
