@@ -58,7 +58,7 @@
   }
 
   // The server's own words: its alert or outcome line, else the error page's heading and
-  // first paragraph, else the JSON error, else the status line.
+  // message, else the JSON error, else the status line.
   function messageOf(xhr) {
     const type = xhr.getResponseHeader("Content-Type") || "";
     const body = xhr.responseText || "";
@@ -72,9 +72,10 @@
       const doc = new DOMParser().parseFromString(body, "text/html");
       const said = doc.querySelector("[role=alert], .outcome.bad, .outcome");
       if (said && said.textContent.trim()) return clip(said.textContent);
-      const main = doc.querySelector("main") || doc.body;
-      const heading = main && main.querySelector("h1");
-      const para = main && main.querySelector("p");
+      const heading = doc.querySelector("main h1") || doc.querySelector("h1");
+      // Django's own pages when DEBUG is on: the message is the exception's value.
+      const para = doc.querySelector(".exception_value") || doc.querySelector("main p") ||
+        doc.querySelector("p");
       const parts = [heading, para].filter((el) => el && el.textContent.trim());
       if (parts.length) return clip(parts.map((el) => el.textContent.trim()).join(": "));
     } else if (body.trim()) {

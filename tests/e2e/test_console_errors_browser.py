@@ -20,7 +20,14 @@ from tests.e2e import console_server
 from tests.e2e import test_console_actions_browser as actions_browser
 from tests.e2e.conftest import wait_for
 from tests.e2e.console_server import Console
-from tests.e2e.test_console_actions_browser import DEAD, DEAD_PATH, GROUP_PATH, OPERATOR, log_in
+from tests.e2e.test_console_actions_browser import (
+    DEAD,
+    DEAD_PATH,
+    GROUP_PATH,
+    OPERATOR,
+    VIEWER,
+    log_in,
+)
 from tests.e2e.test_console_browser import CHROMIUM, WAIT_MS, screenshot
 from tests.integration.helpers import STREAM, counters
 
@@ -182,3 +189,27 @@ def test_event_page_of_a_dead_event_retries_in_one_click(
         re.compile(r"^succeeded$", re.I), timeout=WAIT_MS
     )
     expect(page.locator("main .actions").get_by_role("button", name="Retry")).to_have_count(0)
+
+
+def test_forbidden_and_not_found_are_said_in_the_servers_words(
+    console: Console, browser: Browser, stuck: str
+) -> None:
+    """The same region for any status: a viewer's POST (403) and an unknown action (404),
+    sent by htmx from a control on the page as a stale or hand-edited page would."""
+    page = log_in(browser, console, VIEWER)
+    page.goto(DEAD_PATH)
+    send = "([path, source]) => htmx.ajax('POST', path, {source: source, target: '#outcome'})"
+    page.evaluate(send, [f"{DEAD_PATH}act/redrive/", "#dead"])
+    alert = page.locator("#dead + [role=alert]")
+    expect(alert).to_have_text(
+        "Forbidden: Only operators may act on streams; you may view them. (HTTP 403)"
+    )
+
+    operator = log_in(browser, console, OPERATOR)
+    operator.goto(DEAD_PATH)
+    operator.evaluate(send, [f"{DEAD_PATH}act/no-such-action/", "#dead"])
+    # "Not found: ..." from templates/404.html; with DEBUG on, Django's page says it too.
+    expect(operator.locator("#dead + [role=alert]")).to_have_text(
+        re.compile(r"^[^:]+: No action 'no-such-action'\. \(HTTP 404\)$")
+    )
+    expect(operator.locator("#outcome")).to_be_empty()
