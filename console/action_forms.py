@@ -55,7 +55,7 @@ class IdsForm(DryRunForm):
 
 
 CONSUMER_REQUIRED = "choose the consumer to claim the entries to"
-REASON_REQUIRED = "give a reason: it is kept in the audit log"
+REASON_REQUIRED = "a reason is required, it goes in the audit log"
 OURS = {CONSUMER_REQUIRED, REASON_REQUIRED, EntryIdsField.default_error_messages["required"]}
 
 

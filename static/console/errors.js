@@ -52,6 +52,15 @@
     region.scrollIntoView({ block: "nearest" });
   }
 
+  // The control's own words ("Claim", "Purge all matching"), so the message says which
+  // action it is about; "" for a request no button sent (a list reloading itself).
+  function labelOf(elt) {
+    if (!elt) return "";
+    const button = elt.matches("button, input[type=submit]") ? elt
+      : elt.matches("form") ? elt.querySelector("button[type=submit], button:not([type])") : null;
+    return button ? (button.textContent || button.value || "").trim() : "";
+  }
+
   function clip(text) {
     const flat = text.replace(/\s+/g, " ").trim();
     return flat.length > MAX_CHARS ? flat.slice(0, MAX_CHARS - 1) + "…" : flat;
@@ -114,7 +123,9 @@
     }
     if (xhr.status >= 400) {
       detail.shouldSwap = false;
-      say(sender, `${messageOf(xhr)} (HTTP ${xhr.status})`, false);
+      const label = labelOf(sender);
+      const text = `${messageOf(xhr)} (HTTP ${xhr.status})`;
+      say(sender, label ? `${label}: ${text}` : text, false);
     }
   });
 

@@ -163,7 +163,7 @@ def test_jobs_table_shows_done_skipped_failed_and_total(
     [
         ("claim", {"consumer": "alive"}, "select at least one entry (tick its box)"),
         ("claim", {"ids": "FIRST"}, "choose the consumer to claim the entries to"),
-        ("deadletter", {"ids": "FIRST"}, "give a reason: it is kept in the audit log"),
+        ("deadletter", {"ids": "FIRST"}, "a reason is required, it goes in the audit log"),
     ],
 )
 def test_refused_group_action_says_what_is_missing(
@@ -182,7 +182,7 @@ def test_purge_all_matching_without_a_reason_says_so(
     dead_letters(r, 2)
     response = operator_client.post(f"{DEAD}act/purge/", {"all": "on"}, headers=HTMX)
     assert response.status_code == 400
-    assert "give a reason: it is kept in the audit log" in response.content.decode()
+    assert "a reason is required, it goes in the audit log" in response.content.decode()
     assert r.xlen(dead_stream(STREAM)) == 2
 
 

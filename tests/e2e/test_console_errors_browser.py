@@ -67,17 +67,19 @@ def test_each_refusal_is_said_next_to_its_control(
     form.get_by_role("button", name="Claim", exact=True).click()
     alert = alert_after(page, "#pending-form")
     expect(alert).to_be_visible()
-    expect(alert).to_contain_text("select at least one entry (tick its box)")
+    expect(alert).to_contain_text("Claim: select at least one entry (tick its box)")
     expect(alert).to_contain_text("(HTTP 400)")
 
     # Claim without a consumer.
     page.locator("#pending tbody input[type=checkbox]").first.check()
     form.get_by_role("button", name="Claim", exact=True).click()
-    expect(alert).to_have_text("choose the consumer to claim the entries to (HTTP 400)")
+    expect(alert).to_have_text("Claim: choose the consumer to claim the entries to (HTTP 400)")
 
     # Dead-letter without a reason (after the confirmation).
     form.get_by_role("button", name="Dead-letter").click()
-    expect(alert).to_have_text("give a reason: it is kept in the audit log (HTTP 400)")
+    expect(alert).to_have_text(
+        "Dead-letter: a reason is required, it goes in the audit log (HTTP 400)"
+    )
     expect(page.locator("#outcome")).to_be_empty()  # nothing was swapped where outcomes go
     screenshot(page, tmp_path / "refused-dead-letter.png")
 
@@ -87,7 +89,9 @@ def test_each_refusal_is_said_next_to_its_control(
     page.get_by_role("button", name="Purge all matching").click()
     purge_alert = alert_after(page, "#bulk-dead")
     expect(purge_alert).to_be_visible()
-    expect(purge_alert).to_have_text("give a reason: it is kept in the audit log (HTTP 400)")
+    expect(purge_alert).to_have_text(
+        "Purge all matching: a reason is required, it goes in the audit log (HTTP 400)"
+    )
     expect(page.locator("#outcome")).to_be_empty()
     screenshot(page, tmp_path / "refused-purge.png")
 
