@@ -79,7 +79,7 @@ def test_overview_chart_has_axes_updates_live_and_switches_range(
     page = log_in(browser, console)
     errors = errors_of(page)
     chart = page.locator(THROUGHPUT)
-    expect(chart.locator("canvas")).to_have_count(1)
+    expect(chart.locator("canvas")).to_have_count(1, timeout=WAIT_MS)
     # uPlot's two axes (time and value; the unit is the value axis' label, on the canvas)
     # and the legend with every line.
     expect(chart.locator(".u-axis")).to_have_count(2)
@@ -128,7 +128,7 @@ def test_first_render_shows_the_recorded_history_without_a_socket(
     page.fill("input[name=password]", PASSWORD)
     page.click("button[type=submit]")
     chart = page.locator(THROUGHPUT)
-    expect(chart.locator("canvas")).to_have_count(1)
+    expect(chart.locator("canvas")).to_have_count(1, timeout=WAIT_MS)
     assert rows(page, THROUGHPUT) >= 4
     expect(page.locator("#live-status")).not_to_have_attribute("data-state", "live")
 
@@ -139,13 +139,13 @@ def test_stream_and_group_pages_have_their_charts(
     with_history(r, workers)
     page = log_in(browser, console)
     page.goto(STREAM_PATH)
-    expect(page.locator(THROUGHPUT).locator("canvas")).to_have_count(1)
+    expect(page.locator(THROUGHPUT).locator("canvas")).to_have_count(1, timeout=WAIT_MS)
     expect(page.locator(f'[data-chart="chart:hits:stream:{STREAM}"] .u-legend')).to_contain_text(
         "hit ratio"
     )
     page.goto(f"{STREAM_PATH}groups/agents/")
     backlog = page.locator(f'[data-chart="chart:backlog:group:{STREAM}:agents"]')
-    expect(backlog.locator("canvas")).to_have_count(1)
+    expect(backlog.locator("canvas")).to_have_count(1, timeout=WAIT_MS)
     expect(backlog.locator(".u-legend")).to_contain_text("pending")
     before = rows(page, f'[data-chart="chart:backlog:group:{STREAM}:agents"]')
     expect(backlog).not_to_have_attribute("data-rows", str(before), timeout=WAIT_MS)
