@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import redis
 from django.test import Client
 
 STATIC = Path(__file__).resolve().parents[2] / "static"
@@ -20,7 +21,8 @@ def test_favicon_ico_redirects_to_the_static_icon(client: Client) -> None:
 
 
 @pytest.mark.django_db
-def test_every_page_links_the_icon(staff_client: Client) -> None:
+def test_every_page_links_the_icon(r: redis.Redis, staff_client: Client) -> None:
+    # ``r``: the pages read the suite's Redis, not an embedded server started in the checkout.
     pages = [staff_client.get(url) for url in ("/", "/workers/", "/audit/")]
     pages.append(Client().get("/login/"))
     for page in pages:
