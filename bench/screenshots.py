@@ -141,7 +141,7 @@ def worker(name: str) -> list[str]:
 
 def send_traffic(client: redis.Redis) -> Traffic:
     """Waves of echo events with some slow ones, and a few that always fail, over
-    ``TRAFFIC_S`` seconds, so the sparklines have a shape."""
+    ``TRAFFIC_S`` seconds, so the charts have a shape."""
     ticks = int(TRAFFIC_S / TICK_S)
     fail_at = {ticks * (i + 1) // (FAILING_EVENTS + 1) for i in range(FAILING_EVENTS)}
     traffic = Traffic(ok=0, failing=[])
