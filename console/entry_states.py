@@ -1,9 +1,9 @@
 """Each listed entry's state (done, failed, pending, dead) from the gate, the PEL and the run.
 
 Bounded per page: one pipelined round trip (the gate record of each entry, and XPENDING over
-the page's id range for each group, with a count bound) and one database query on the unique
-event hash. The rule, ``judge``, is plain Python; docs/console.md ("Reading the numbers")
-states it in words.
+the page's id range for each group, with a count bound) and two indexed database queries (the
+runs by unique event hash, the dead-lettered steps by stream and entry id). The rule,
+``judge``, is plain Python; docs/console.md ("Reading the numbers") states it in words.
 """
 
 from __future__ import annotations
