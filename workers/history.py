@@ -103,12 +103,11 @@ class HistoryStore:
         added = int(self._record(keys=keys, args=args))
         return None if added < 0 else added
 
-    def read(self, resolution: Resolution, after_ms: int | None = None) -> list[Point]:
-        """Points of one resolution, oldest first; only those newer than ``after_ms`` if given.
-        Bounded: a set never holds more than ``resolution.max_points``."""
-        low = "-inf" if after_ms is None else f"({after_ms}"
-        raw: list[str] = self.client.zrangebyscore(  # type: ignore[assignment]
-            self.keys.history(resolution.name), low, "+inf"
+    def read(self, resolution: Resolution) -> list[Point]:
+        """Every point of one resolution, oldest first; bounded: a set never holds more
+        than ``resolution.max_points``."""
+        raw: list[str] = self.client.zrange(  # type: ignore[assignment]
+            self.keys.history(resolution.name), 0, -1
         )
         return _load(raw)
 
@@ -119,14 +118,6 @@ class HistoryStore:
                 pipe.zrange(self.keys.history(r.name), -count, -1)
             replies = pipe.execute()
         return {r.name: _load(raw) for r, raw in zip(counts, replies, strict=True)}
-
-    def read_all(self) -> dict[str, list[Point]]:
-        """Every resolution, oldest first: one pipelined round trip."""
-        with self.client.pipeline(transaction=False) as pipe:
-            for r in RESOLUTIONS:
-                pipe.zrange(self.keys.history(r.name), 0, -1)
-            replies = pipe.execute()
-        return {r.name: _load(raw) for r, raw in zip(RESOLUTIONS, replies, strict=True)}
 
 
 class HistoryReader:
