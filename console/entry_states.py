@@ -59,7 +59,9 @@ def judge(f: Facts) -> EntryState:
         return EntryState(State.UNKNOWN, "more pending ids in this range than one read covers")
     if f.pending_in:
         where = ", ".join(f"{group} ({n} deliveries)" for group, n in f.pending_in)
-        if f.run in ("failed", "dead") or f.gate == "released":
+        # Not the gate's "released" alone: a deferral (rate budget) and a shutdown release it
+        # too, and neither is a failure; the run row says failed only after the agent raised.
+        if f.run in ("failed", "dead"):
             return EntryState(State.FAILED, f"failed; pending in {where} for its retry")
         return EntryState(State.PENDING, f"pending in {where}")
     if f.run == "succeeded" or f.gate == "done":

@@ -101,6 +101,8 @@ def test_entry_states_take_a_bounded_number_of_queries(
     [
         (dict(pending_in=[("agents", 2)], run="failed"), State.FAILED),
         (dict(pending_in=[("agents", 1)], gate="running", run="running"), State.PENDING),
+        # Released by a deferral or a shutdown, not by a failure.
+        (dict(pending_in=[("agents", 1)], gate="released", run="running"), State.PENDING),
         (dict(gate="done"), State.DONE),
         (dict(run="succeeded", dead_lettered=True), State.DONE),  # redriven, then ran
         (dict(run="dead"), State.DEAD),
