@@ -52,7 +52,11 @@
         y: { range: (u, min, max) => [0, percent ? 100 : max > 0 ? max * 1.1 : 1] },
       },
       axes: [
-        { ...axis, values: (u, splits) => splits.map((s) => (range === "5m" ? clock.seconds : clock.minutes)(utc(s))) },
+        {
+          ...axis,
+          space: 90, // px between time ticks: room for hh:mm:ss
+          values: (u, splits) => splits.map((s) => (range === "5m" ? clock.seconds : clock.minutes)(utc(s))),
+        },
         { ...axis, label: data.unit, size: 52, labelSize: 16, values: (u, splits) => splits.map(number) },
       ],
       series: [
