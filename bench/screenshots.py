@@ -1,4 +1,5 @@
-"""Screenshots of the live console for the docs: docs/img/overview.png and event-timeline.png.
+"""Screenshots of the live console for the docs: the overview, a group, the dead letters and
+an event's timeline (docs/img/overview.png, group.png, dead-letters.png, event-timeline.png).
 
 Usage, from the project root (needs Debian's Chromium at /usr/bin/chromium)::
 
@@ -6,10 +7,12 @@ Usage, from the project root (needs Debian's Chromium at /usr/bin/chromium)::
     .venv/bin/python bench/screenshots.py --out /tmp   # somewhere else
 
 A private world like the benchmark's: its own Valkey server and SQLite file in a temp
-directory, two ``runworker`` processes and daphne on free loopback ports. It sends about
-half a minute of demo traffic (a few hundred events, a few that always fail and end as dead
-letters) while a signed-in browser watches the overview, then photographs the overview and
-the timeline of one dead-lettered event.
+directory, two ``runworker`` processes, ``make run``'s demo producer and daphne on free
+loopback ports. It adds about half a minute of waves of demo traffic (a few hundred events, a
+few that always fail and end as dead letters), then photographs the overview, the group page,
+the dead letters after one click on a row's Retry, and the timeline of one dead-lettered
+event. Nothing watches the console while the traffic runs: the charts show what the workers
+recorded on their own.
 """
 
 from __future__ import annotations
@@ -117,8 +120,11 @@ def open_world() -> Iterator[World]:
         run_manage(env, "createsuperuser", "--no-input", "--username", USERNAME, "--email", "")
         with (
             spawn([*daphne, "console.asgi:application"], env, tmp / "daphne.log", ROOT) as web,
-            spawn(worker("worker-a"), env, tmp / "worker-a.log", ROOT),
+            # Like up.py: the first worker also relays the outbox (the demo's tickets use it).
+            spawn([*worker("worker-a"), "--relay"], env, tmp / "worker-a.log", ROOT),
             spawn(worker("worker-b"), env, tmp / "worker-b.log", ROOT),
+            # make run's own traffic, beside the waves below (up.py's default rate).
+            spawn([PYTHON, "manage.py", "demoproducer"], env, tmp / "producer.log", ROOT),
         ):
             url = f"http://127.0.0.1:{port}"
 
@@ -168,33 +174,45 @@ def log_in(page: Page, url: str) -> None:
     expect(page).to_have_url(f"{url}/")
 
 
+def live_now(page: Page) -> None:
+    """Wait for the page's first websocket tick, so it shows live figures, not the render's."""
+    expect(page.locator('#live-status[data-state="live"]')).to_be_visible(timeout=WAIT_MS)
+
+
 def take(out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
     with open_world() as world, sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True)
         page = browser.new_page(viewport=VIEWPORT)
-        log_in(page, world.console_url)  # the sampler starts with the first websocket
         traffic = send_traffic(world.redis)
+        log_in(page, world.console_url)
 
         live = page.locator('[data-live="overview"]')
-        expect(live.locator('[data-metric="processed"]')).to_have_text(
-            f"{traffic.ok:,}", timeout=WAIT_MS
-        )
+        # The demo producer fails some events of its own: at least the waves' ones.
         wait_until(
-            lambda: world.redis.xlen(dead_stream(STREAM)) == len(traffic.failing),
+            lambda: world.redis.xlen(dead_stream(STREAM)) >= len(traffic.failing),
             "the failing events to be dead-lettered",
             timeout_s=WAIT_MS / 1000,
         )
-        expect(live.get_by_role("link", name=str(len(traffic.failing)), exact=True)).to_be_visible(
-            timeout=WAIT_MS
-        )
+        expect(live.locator('[data-metric="processed"]')).not_to_have_text("0", timeout=WAIT_MS)
+        live_now(page)
         page.screenshot(path=str(out / "overview.png"))
+
+        page.goto(f"{world.console_url}/streams/{STREAM}/groups/agents/")
+        expect(page.locator('[data-metric="oldest"]').first).to_be_visible()
+        live_now(page)
+        page.screenshot(path=str(out / "group.png"))
+
+        page.goto(f"{world.console_url}/streams/{STREAM}/dead/")
+        page.locator("td.row-action button").first.click()  # one row's own Retry
+        expect(page.get_by_text("Retried as").first).to_be_visible(timeout=WAIT_MS)
+        page.screenshot(path=str(out / "dead-letters.png"))
 
         page.goto(f"{world.console_url}/streams/{STREAM}/entries/{traffic.failing[0]}/")
         expect(page.locator("ol.timeline li.kind-dead_lettered")).to_be_visible()
         page.screenshot(path=str(out / "event-timeline.png"))
         browser.close()
-    print(f"wrote {out / 'overview.png'} and {out / 'event-timeline.png'}")
+    print(f"wrote overview.png, group.png, dead-letters.png and event-timeline.png to {out}")
 
 
 def main(argv: list[str]) -> int:
