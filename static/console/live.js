@@ -21,7 +21,8 @@
       }
     }
     lastTick = Date.now();
-    show("live", "live · " + new Date(payload.at_ms).toLocaleTimeString());
+    // UTC, like every other time on the page (the browser's zone is not the servers').
+    show("live", "live · " + new Date(payload.at_ms).toISOString().slice(11, 19) + " UTC");
     // The charts (charts.js) take their rows from here, after the fragments are in place.
     document.dispatchEvent(new CustomEvent("streamdesk:tick", { detail: payload }));
   }
