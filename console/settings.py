@@ -19,6 +19,7 @@ from console.environment import env_bool, env_int, env_list, proxy_ssl_header, s
 from console.throttle import ThrottleConfig
 from workers.config import options_from_env
 from workers.datadir import private_dir, private_file
+from workers.examples import DEMO_APPS, DEMO_RATE_LIMITS
 from workers.llm.config import llm_config_from_env
 from workers.webhooks.config import DEFAULT_MAX_BYTES, DEFAULT_MAX_DEPTH, load_sources_file
 
@@ -62,16 +63,8 @@ INSTALLED_APPS = [
     "console",
 ]
 if STREAMDESK_DEMO:
-    INSTALLED_APPS += [
-        # The outbox example (docs/outbox.md): a Ticket model and its routing agent.
-        "workers.examples.tickets",
-        # The agent runtime's examples (docs/agents.md) and the services they act on.
-        "workers.examples.sandbox",
-        "workers.examples.security",
-        "workers.examples.github",
-        # Registers its LangGraph agent only with the extra installed (pip install .[langgraph]).
-        "workers.examples.deploys",
-    ]
+    # The example apps and the demo producer's app (workers/examples/__init__.py).
+    INSTALLED_APPS += DEMO_APPS
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
@@ -167,9 +160,9 @@ STREAMDESK_JOB_RUNNER = env_bool("STREAMDESK_JOB_RUNNER", True)
 # browser, and without workers. Off: this process never records.
 STREAMDESK_HISTORY_RECORDER = env_bool("STREAMDESK_HISTORY_RECORDER", True)
 # Rate budgets shared by every worker (docs/agents.md): NAME=RATE/s|m|h[:BURST], comma-separated.
-# The defaults are the example agents' tools.
+# None by default; in demo mode, the example agents' tools.
 STREAMDESK_RATE_LIMITS = os.environ.get(
-    "STREAMDESK_RATE_LIMITS", "github=5/s:10,directory=20/s:20,vault=2/s:2,slack=1/s:5"
+    "STREAMDESK_RATE_LIMITS", DEMO_RATE_LIMITS if STREAMDESK_DEMO else ""
 )
 # The demo agents (demo.echo, demo.sleep, demo.fail) only in demo mode.
 STREAMDESK_AGENT_MODULES = [
