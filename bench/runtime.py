@@ -38,8 +38,7 @@ from bench.outbox import pg_admin, postgres_version
 from bench.runtime_agents import BUDGET, SUBJECTS, Subject, Timings, registry
 from workers.config import EngineConfig
 from workers.embedded import PrivateServer
-from workers.keys import DEFAULT_PREFIX, DEFAULT_STREAM, EVENT_FIELD
-from workers.ratelimit import bucket_key
+from workers.keys import DEFAULT_STREAM, EVENT_FIELD, Keys
 from workers.registry import Registry
 
 PG_DB = "streamdesk_bench_runtime"
@@ -143,7 +142,7 @@ def check(client: redis.Redis, subject: Subject, events: int) -> None:
     succeeded = AgentRun.objects.filter(status=RunStatus.SUCCEEDED).count()
     steps = StepResult.objects.count()
     # The sync client's stubs also allow an awaitable; this one answers a string or None.
-    raw = cast(str | None, client.hget(bucket_key(DEFAULT_PREFIX, BUDGET.name), "taken"))
+    raw = cast(str | None, client.hget(Keys().budget(BUDGET.name), "taken"))
     taken = int(raw or 0)
     takes = events if "tool" in subject.key else 0
     if (succeeded, steps, taken) != (events, events * subject.steps, takes):

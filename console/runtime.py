@@ -28,5 +28,5 @@ class ChannelLayer(RedisPubSubChannelLayer):  # type: ignore[misc]
 
     def __init__(self, **kwargs: Any) -> None:
         kwargs.setdefault("hosts", [redis_url()])
-        kwargs.setdefault("prefix", f"{keys().prefix}channels")
+        kwargs.setdefault("prefix", keys().channels)
         super().__init__(**kwargs)

@@ -93,6 +93,22 @@ class Keys:
         """Held while one user's dead-letter preview runs (one at a time per user)."""
         return f"{self.prefix}console:preview:{user_id}"
 
+    def budget(self, name: str) -> str:
+        """One rate budget's token bucket (a hash: tokens, ts in server ms, taken, deferrals;
+        workers/ratelimit.py). The name is the cluster hash tag: one script reads the bucket
+        and its held set, so both live in one slot."""
+        return f"{self.prefix}budget:{{{name}}}"
+
+    def budget_held(self, name: str) -> str:
+        """Events holding a reserved token of budget ``name`` (a sorted set: event hash -> when
+        its token is due, ms), beside its bucket."""
+        return f"{self.budget(name)}:held"
+
+    @property
+    def channels(self) -> str:
+        """The prefix of the console's channel-layer keys and pub/sub channels (channels-redis)."""
+        return f"{self.prefix}channels"
+
     def sign_in_failures(self, scope: str, who: str) -> str:
         """Failed sign-ins in the current throttle window (a counter with an expiry):
         ``scope`` is ``user``, ``address`` or ``token``, ``who`` a digest of the name."""

@@ -6,8 +6,8 @@ then, and its retry spends the reservation instead of a new token, so a deferred
 never starved by newcomers and reservations never let more calls through than the budget:
 over any window of T seconds at most ``burst + rate * T`` calls start.
 
-Keys (one hash tag per budget, so both live on one cluster slot):
-``<prefix>budget:{<name>}`` hash: tokens, ts (server ms), taken, deferrals;
+Keys (``Keys.budget`` and ``Keys.budget_held``, one hash tag per budget, so both live on one
+cluster slot): ``<prefix>budget:{<name>}`` hash: tokens, ts (server ms), taken, deferrals;
 ``<prefix>budget:{<name>}:held`` sorted set: event hash -> when its reserved token is due.
 """
 
@@ -22,6 +22,7 @@ from typing import Any
 from redis.asyncio import Redis
 
 from workers.errors import ConfigurationError
+from workers.keys import Keys
 
 # A reservation nobody came back for (its event was dead-lettered or purged) is dropped
 # this long after it was due.
@@ -112,14 +113,6 @@ def budgets_from(options: Mapping[str, Any]) -> dict[str, Budget]:
     return out
 
 
-def bucket_key(prefix: str, name: str) -> str:
-    return f"{prefix}budget:{{{name}}}"
-
-
-def held_key(prefix: str, name: str) -> str:
-    return f"{prefix}budget:{{{name}}}:held"
-
-
 @dataclass(frozen=True, slots=True)
 class Grant:
     ok: bool
@@ -131,7 +124,7 @@ class Limiter:
     def __init__(self, client: Redis, budgets: Mapping[str, Budget], prefix: str) -> None:
         self.client = client
         self.budgets = dict(budgets)
-        self.prefix = prefix
+        self.keys = Keys(prefix)
         self._take = client.register_script(_TAKE)
 
     def budget(self, name: str) -> Budget:
@@ -147,7 +140,7 @@ class Limiter:
     async def take(self, name: str, holder: str) -> Grant:
         """One token of budget ``name`` for ``holder`` (an event hash)."""
         budget = self.budget(name)
-        keys = [bucket_key(self.prefix, name), held_key(self.prefix, name)]
+        keys = [self.keys.budget(name), self.keys.budget_held(name)]
         ok, wait = await self._take(keys=keys, args=[budget.rate, budget.burst, holder, STALE_MS])
         return Grant(bool(int(ok)), int(wait))
 
@@ -165,9 +158,10 @@ class Level:
 
 def queue_levels(pipe: Any, prefix: str, budgets: Mapping[str, Budget]) -> None:
     """Two commands per budget on a (sync or async) pipeline; read with ``levels``."""
+    keys = Keys(prefix)
     for name in budgets:
-        pipe.hmget(bucket_key(prefix, name), "tokens", "ts", "taken", "deferrals")
-        pipe.zcard(held_key(prefix, name))
+        pipe.hmget(keys.budget(name), "tokens", "ts", "taken", "deferrals")
+        pipe.zcard(keys.budget_held(name))
 
 
 def levels(
