@@ -29,11 +29,12 @@ from workers.dbwriter import DbWriter
 from workers.defer import Deferrals
 from workers.errors import Deferred
 from workers.gate import Gate
-from workers.housekeeping import Housekeeper
+from workers.housekeeping import Housekeeper, Status
 from workers.intake import Rejected, Runnable, sort_deliveries
 from workers.invoke import context_for, invoke
 from workers.llm.config import LLMConfig
 from workers.outcomes import Settled, succeeded
+from workers.ports import Ports
 from workers.ratelimit import Budget, Limiter
 from workers.reclaim import Reclaimer
 from workers.registry import Registry
@@ -63,8 +64,7 @@ class Worker:
         self.client = client
         self.registry = registry
         self.store = store
-        self.keys = config.keys
-        self.gate = Gate(client, self.keys, config.lease_ms, config.done_ttl_s)
+        self.gate = Gate(client, config.keys, config.lease_ms, config.done_ttl_s)
         self.reclaimer = Reclaimer(
             client, config.stream, config.group, config.consumer, config.claim_idle_ms
         )
@@ -74,8 +74,7 @@ class Worker:
         self.running = 0  # agents executing now (inflight also holds those awaiting settle)
         self.admitting: set[asyncio.Task[None]] = set()
         self.processed = 0
-        # Who paused the group and when, while it is paused (the housekeeper polls it).
-        self.paused_by: str | None = None
+        self.paused_by: str | None = None  # who paused the group and when (see _paused)
         self.started_ms = int(time.time() * 1000)
         # One thread owns the database connection; agents' sync code gets its own pool.
         self.db = DbWriter(store)
@@ -91,8 +90,15 @@ class Worker:
         self.deferrals = Deferrals(
             client, config.stream, config.group, config.consumer, config.claim_idle_ms
         )
-        self.settler = Settler(self)
-        self.housekeeper = Housekeeper(self)
+        p = Ports(config, client, self.gate, self.db, self.timeline)
+        self.settler = Settler(p, store, on_deferred=self.deferrals.add, on_finished=self.finished)
+        self.housekeeper = Housekeeper(
+            p,
+            inflight=self.inflight,
+            hold_deferrals=self.deferrals.hold,
+            on_pause=self._paused,
+            status=lambda: Status(self.started_ms, self.processed, self.stopping.is_set()),
+        )
         self._next_reclaim = 0.0
 
     # -- lifecycle ---------------------------------------------------------------------------
@@ -275,7 +281,7 @@ class Worker:
         # once, so an agent starts one round trip after its entry is read.
         gated, looked_up = await asyncio.gather(
             gate_groups(self.gate, self.config.consumer, leaders),
-            self._done_among(leaders),
+            self.done_check([g.leader.event.hash for g in leaders]),
             return_exceptions=True,
         )
         if isinstance(gated, BaseException):
@@ -301,9 +307,6 @@ class Worker:
         task = asyncio.create_task(self._after_gate(takeovers, done, rest))
         self.admitting.add(task)
         task.add_done_callback(self.admitting.discard)
-
-    async def _done_among(self, leaders: list[Group]) -> set[str]:
-        return await self.done_check([g.leader.event.hash for g in leaders])
 
     async def _give_back(self, attempts: list[Attempt]) -> None:
         """Admission failed: release the leases; the entries stay pending for redelivery."""
@@ -366,6 +369,9 @@ class Worker:
         outcome.usage, outcome.spent = ctx.usage, ctx.spent
         outcome.duration_ms = (time.monotonic() - attempt.started_mono) * 1000
         self.settler.submit(outcome)
+
+    def _paused(self, by: str | None) -> None:
+        self.paused_by = by  # by the housekeeper, which polls the group's pause key
 
     def finished(self, attempt: Attempt) -> None:
         """Called by the settler once an attempt's outcome is stored."""

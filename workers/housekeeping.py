@@ -8,13 +8,16 @@ import logging
 import os
 import socket
 import time
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from workers import group_consumers, stats
 from workers.steps import START_LINGER_S
 
 if TYPE_CHECKING:
-    from workers.engine import Worker
+    from workers.attempts import Attempt
+    from workers.ports import Ports
 
 log = logging.getLogger("streamdesk.worker")
 
@@ -26,10 +29,43 @@ PRUNE_EVERY_MIN_S = 0.5
 PRUNE_EVERY_MAX_S = 60.0
 
 
+@dataclass(frozen=True, slots=True)
+class Status:
+    """What the heartbeat says of the worker besides its attempts, read at each beat."""
+
+    started_ms: int
+    processed: int
+    stopping: bool
+
+
 class Housekeeper:
-    def __init__(self, worker: Worker) -> None:
-        self.worker = worker
-        self.config = worker.config
+    """Given the worker's collaborators: ``inflight`` (its attempts by event hash, read at
+    each renewal and beat), ``hold_deferrals`` (keeps deferred entries from being reclaimed),
+    ``on_pause(by)`` (told when the group is paused, ``by`` who and when, or resumed: None)
+    and ``status()`` for the heartbeat."""
+
+    def __init__(
+        self,
+        ports: Ports,
+        *,
+        inflight: Mapping[str, Attempt],
+        hold_deferrals: Callable[[], Awaitable[None]],
+        on_pause: Callable[[str | None], None],
+        status: Callable[[], Status],
+    ) -> None:
+        config = ports.config
+        self.config = config
+        self.client = ports.client
+        self.keys = config.keys
+        self.gate = ports.gate
+        self.db = ports.db
+        self.timeline = ports.timeline
+        self.inflight = inflight
+        self.hold_deferrals = hold_deferrals
+        self.on_pause = on_pause
+        self.status = status
+        # Who paused the group and when, while it is paused.
+        self.paused_by: str | None = None
 
     def start(self) -> list[asyncio.Task[None]]:
         tasks = [
@@ -37,7 +73,7 @@ class Housekeeper:
             asyncio.create_task(self._every(self.config.heartbeat_s, self.beat), name="heartbeat"),
             asyncio.create_task(self._every(PAUSE_POLL_S, self.check_pause), name="pause"),
             asyncio.create_task(
-                self._every(self.config.claim_idle_ms / 4000, self.worker.deferrals.hold),
+                self._every(self.config.claim_idle_ms / 4000, self.hold_deferrals),
                 name="hold-deferrals",
             ),
         ]
@@ -45,7 +81,7 @@ class Housekeeper:
             every_s = self.config.consumer_prune_s / 10
             every_s = min(max(every_s, PRUNE_EVERY_MIN_S), PRUNE_EVERY_MAX_S)
             tasks.append(asyncio.create_task(self._every(every_s, self.prune), name="prune"))
-        if self.worker.timeline.on:
+        if self.timeline.on:
             every = self._every(START_LINGER_S, self.write_started)
             tasks.append(asyncio.create_task(every, name="timeline"))
         return tasks
@@ -60,10 +96,8 @@ class Housekeeper:
 
     async def renew(self) -> None:
         """Extend the lease of every running agent, so a long agent is not taken over."""
-        attempts = list(self.worker.inflight.values())
-        held = await self.worker.gate.renew_many(
-            [(a.event_hash, a.owner, a.token) for a in attempts]
-        )
+        attempts = list(self.inflight.values())
+        held = await self.gate.renew_many([(a.event_hash, a.owner, a.token) for a in attempts])
         for attempt, ok in zip(attempts, held, strict=True):
             if not ok:
                 log.warning("lease lost for %s: its result will be refused", attempt.lease)
@@ -76,23 +110,25 @@ class Housekeeper:
             for entry_id in attempt.entry_ids
         ]
         if ids:
-            await self.worker.client.xclaim(
+            await self.client.xclaim(
                 self.config.stream, self.config.group, self.config.consumer, 0, ids, justid=True
             )
 
     async def check_pause(self) -> None:
         """Follow the group's pause key; the read loop stops reading while it is set."""
-        key = self.worker.keys.paused(self.config.stream, self.config.group)
-        value = await self.worker.client.get(key)
+        key = self.keys.paused(self.config.stream, self.config.group)
+        value = await self.client.get(key)
         by = None if value is None else str(value)
-        was, self.worker.paused_by = self.worker.paused_by, by
+        was, self.paused_by = self.paused_by, by
+        if by != was:
+            self.on_pause(by)
         where = f"{self.config.stream} group {self.config.group}"
         if by is not None and was is None:
             log.info(
                 "%s paused (%s): no new reads; finishing %d in flight",
                 where,
                 by,
-                len(self.worker.inflight),
+                len(self.inflight),
             )
         elif by is None and was is not None:
             log.info("%s resumed: reading again", where)
@@ -101,8 +137,8 @@ class Housekeeper:
         """Remove the group's ghost consumers (``group_consumers.prune``), audited."""
         c = self.config
         pruned = await group_consumers.prune(
-            self.worker.client,
-            self.worker.keys,
+            self.client,
+            self.keys,
             c.stream,
             c.group,
             c.consumer,
@@ -116,13 +152,14 @@ class Housekeeper:
                 p.group,
             )
         if pruned:
-            self.worker.db.post(group_consumers.record_pruned, pruned)
+            self.db.post(group_consumers.record_pruned, pruned)
 
     async def write_started(self) -> None:
-        self.worker.timeline.flush_started(time.monotonic())
+        self.timeline.flush_started(time.monotonic())
 
     def info(self) -> dict[str, Any]:
-        current = next(iter(self.worker.inflight.values()), None)
+        current = next(iter(self.inflight.values()), None)
+        status = self.status()
         return {
             "consumer": self.config.consumer,
             "host": socket.gethostname(),
@@ -130,26 +167,26 @@ class Housekeeper:
             "stream": self.config.stream,
             "group": self.config.group,
             "concurrency": self.config.concurrency,
-            "started_ms": self.worker.started_ms,
-            "processed": self.worker.processed,
-            "inflight": len(self.worker.inflight),
+            "started_ms": status.started_ms,
+            "processed": status.processed,
+            "inflight": len(self.inflight),
             "current": (
                 f"{current.runnable.event.type} {current.delivery.entry_id}" if current else ""
             ),
-            "state": self.state(),
+            "state": self.state(status),
         }
 
-    def state(self) -> str:
-        if self.worker.stopping.is_set():
+    def state(self, status: Status) -> str:
+        if status.stopping:
             return "draining"
-        return "running" if self.worker.paused_by is None else "paused"
+        return "running" if self.paused_by is None else "paused"
 
     async def beat(self) -> None:
         ttl_s = max(int(self.config.heartbeat_s * 3), 2)
-        async with self.worker.client.pipeline(transaction=False) as pipe:
+        async with self.client.pipeline(transaction=False) as pipe:
             stats.queue_heartbeat(
                 pipe,
-                self.worker.keys,
+                self.keys,
                 self.config.consumer,
                 self.info(),
                 ttl_s,
@@ -160,9 +197,9 @@ class Housekeeper:
     async def farewell(self) -> None:
         """A clean exit removes the heartbeat at once instead of letting it expire."""
         try:
-            async with self.worker.client.pipeline(transaction=False) as pipe:
-                pipe.delete(self.worker.keys.worker(self.config.consumer))
-                pipe.zrem(self.worker.keys.workers_index, self.config.consumer)
+            async with self.client.pipeline(transaction=False) as pipe:
+                pipe.delete(self.keys.worker(self.config.consumer))
+                pipe.zrem(self.keys.workers_index, self.config.consumer)
                 await pipe.execute()
         except Exception as exc:
             log.warning("could not remove heartbeat: %s", exc)

@@ -27,13 +27,15 @@ from workers.defer import queue_defer
 from workers.intake import Rejected
 from workers.outcomes import Settled, Stored, merge, sort_outcomes, spent_by_type
 from workers.records import Finish
-from workers.retry import Decision, Verdict
+from workers.retry import Verdict
+from workers.settlement import Deferral, Plan, Retry, Timing, plan_rejects, plan_settlement
 from workers.storable import storable_message
 from workers.waits import queue_waits
 
 if TYPE_CHECKING:
     from workers.attempts import Attempt
-    from workers.engine import Worker
+    from workers.ports import Ports
+    from workers.stores import RunStore
 
 log = logging.getLogger("streamdesk.worker")
 T = TypeVar("T")
@@ -43,9 +45,29 @@ LINGER_BELOW = 8  # outcomes queued: with this many or more, settle at once
 
 
 class Settler:
-    def __init__(self, worker: Worker) -> None:
-        self.worker = worker
-        self.config = worker.config
+    """Settles the worker's outcomes through the collaborators it is given; it calls
+    ``on_deferred(entry_ids, wait_ms)`` for entries held back for a rate budget and
+    ``on_finished(attempt)`` once an attempt is settled (its slot is free again)."""
+
+    def __init__(
+        self,
+        ports: Ports,
+        store: RunStore,
+        *,
+        on_deferred: Callable[[list[str], int], None],
+        on_finished: Callable[[Attempt], None],
+    ) -> None:
+        config = ports.config
+        self.config = config
+        self.client = ports.client
+        self.keys = config.keys
+        self.gate = ports.gate
+        self.db = ports.db
+        self.store = store
+        self.timeline = ports.timeline
+        self.on_deferred = on_deferred
+        self.on_finished = on_finished
+        self.timing = Timing(config.claim_idle_ms, config.lease_ms)
         self.queue: asyncio.Queue[Settled] = asyncio.Queue()
         # Batches taken off the queue and not yet announced to Redis.
         self._unsettled = 0
@@ -58,7 +80,7 @@ class Settler:
         return self.queue.empty() and self._unsettled == 0
 
     def submit(self, outcome: Settled) -> None:
-        outcome.start_unwritten = self.worker.timeline.take_start(outcome.attempt)
+        outcome.start_unwritten = self.timeline.take_start(outcome.attempt)
         self.queue.put_nowait(outcome)
 
     async def run(self) -> None:
@@ -117,9 +139,9 @@ class Settler:
         it, the rest is stored, and that outcome alone is dead-lettered as unstorable."""
         stored = sort_outcomes(batch, self.config.retry_policy)
         try:
-            committed = await self.worker.db.call(self._write, stored)
+            committed = await self.db.call(self._write, stored)
         except Exception as exc:
-            if self.worker.store.transient(exc):
+            if self.store.transient(exc):
                 raise
             return await self._store_apart(batch, exc)
         for s in batch:
@@ -144,88 +166,59 @@ class Settler:
 
     async def _announce(self, batch: list[Settled], stored: Stored) -> None:
         """The gate, XACK and counters of a stored batch, in one round trip."""
-        counts: Counter[str] = Counter()
-        async with self.worker.client.pipeline(transaction=False) as pipe:
-            duplicates = self._queue_successes(pipe, stored.oks, stored.committed, counts)
-            for s, decision in zip(stored.fails, stored.decisions, strict=True):
-                self._queue_failure(pipe, s, decision, counts)
-            for s in stored.deferred:
-                self._queue_deferral(pipe, s, counts)
-            stats.queue_counts(pipe, self.worker.keys, self.config.stream, counts)
-            stats.queue_usage(pipe, self.worker.keys, spent_by_type(batch))
+        plan = plan_settlement(stored, self.timing)
+        async with self.client.pipeline(transaction=False) as pipe:
+            self._queue_plan(pipe, plan)
+            stats.queue_counts(pipe, self.keys, self.config.stream, plan.counts)
+            stats.queue_usage(pipe, self.keys, spent_by_type(batch))
             await pipe.execute()
-        self.worker.timeline.acked_with(duplicates)
-        for s in stored.deferred:
-            assert s.wait_ms is not None
-            self.worker.deferrals.add(s.attempt.entry_ids, s.wait_ms)
+        self.timeline.acked_with(plan.duplicates)
+        for deferral in plan.deferrals:
+            self.on_deferred(deferral.outcome.attempt.entry_ids, deferral.wait_ms)
         for s in batch:
-            self.worker.finished(s.attempt)
+            self.on_finished(s.attempt)
 
     def _write(self, stored: Stored) -> set[str]:
         """In the database thread, one transaction: results, failures, their timeline steps.
         Returns the leases that committed."""
-        store = self.worker.store
+        store = self.store
         committed = store.commit([s.finish() for s in stored.oks])
         if stored.fails:
             dead = [d.verdict is Verdict.DEAD for d in stored.decisions]
             store.fail([s.finish(d) for s, d in zip(stored.fails, dead, strict=True)])
-        steps = self.worker.timeline.settled(stored.oks, committed, stored.fails, stored.decisions)
-        steps += self.worker.timeline.deferred(stored.deferred)
+        steps = self.timeline.settled(stored.oks, committed, stored.fails, stored.decisions)
+        steps += self.timeline.deferred(stored.deferred)
         if steps:
             store.record(steps)
         return committed
 
-    def _queue_successes(
-        self, pipe: Pipeline, oks: list[Settled], committed: set[str], counts: Counter[str]
-    ) -> list[tuple[Attempt, Delivery]]:
-        """Returns the duplicates acked with the attempts that committed."""
-        done: list[Attempt] = []
-        for s in oks:
-            if s.attempt.lease in committed:
-                done.append(s.attempt)
-            else:
-                # Our lease was taken over: the new owner commits; this entry returns as a hit.
-                log.warning("result fenced: lease %s was taken over", s.attempt.lease)
-                counts["fenced"] += 1
-        if not done:
-            return []
-        self.worker.gate.queue_done(pipe, [a.event_hash for a in done])
-        # Followers join while the pipeline runs: take the list once, for the acks and steps.
-        duplicates = [(a, d) for a in done for d in a.followers]
-        acks = [a.delivery.entry_id for a in done] + [d.entry_id for _, d in duplicates]
-        pipe.xack(self.config.stream, self.config.group, *acks)
-        counts["processed"] += len(done)
-        counts["idempotency_hits"] += len(duplicates)
-        return duplicates
+    def _queue_plan(self, pipe: Pipeline, plan: Plan) -> None:
+        for attempt in plan.fenced:
+            # Our lease was taken over: the new owner commits; this entry returns as a hit.
+            log.warning("result fenced: lease %s was taken over", attempt.lease)
+        if plan.done:
+            self.gate.queue_done(pipe, [a.event_hash for a in plan.done])
+            pipe.xack(self.config.stream, self.config.group, *plan.acks)
+        for attempt in plan.released:
+            self.gate.queue_release(pipe, attempt.event_hash, attempt.owner, attempt.token)
+        for dead in plan.dead:
+            letter = self._letter(dead.outcome.attempt.delivery, dead.reason, dead.outcome.error)
+            queue_dead_letter(pipe, letter)
+        for retry in plan.retries:
+            self._queue_retry(pipe, retry)
+        for deferral in plan.deferrals:
+            self._queue_deferral(pipe, deferral)
 
-    def _queue_failure(
-        self, pipe: Pipeline, s: Settled, decision: Decision, counts: Counter[str]
-    ) -> None:
-        attempt = s.attempt
-        counts["failed"] += 1
-        self.worker.gate.queue_release(pipe, attempt.event_hash, attempt.owner, attempt.token)
-        if decision.verdict is Verdict.DEAD:
-            queue_dead_letter(pipe, self._letter(attempt.delivery, decision.reason, s.error))
-            counts["dead_lettered"] += 1
-            return
-        retry_in_ms = decision.retry_in_ms
-        # Make the entry look idle for all but ``retry_in_ms`` of the reclaim time, so the
-        # next XAUTOCLAIM (by any worker) picks it up after the backoff, not a full idle time.
-        ids: list[Any] = list(attempt.entry_ids)
-        pipe.xclaim(
-            self.config.stream,
-            self.config.group,
-            self.config.consumer,
-            0,
-            ids,
-            idle=max(self.config.claim_idle_ms - retry_in_ms, 0),
-            justid=True,
-        )
-        self._queue_wait(pipe, ids, min(retry_in_ms, self.config.claim_idle_ms))
+    def _queue_retry(self, pipe: Pipeline, retry: Retry) -> None:
+        ids: list[Any] = list(retry.ids)
+        c = self.config
+        pipe.xclaim(c.stream, c.group, c.consumer, 0, ids, idle=retry.idle_ms, justid=True)
+        self._queue_wait(pipe, ids, retry.due_ms)
+        attempt = retry.outcome.attempt
         log.warning(
             "agent failed (%s); retry in %d ms",
-            s.error.rstrip().rsplit("\n", 1)[-1],
-            retry_in_ms,
+            retry.outcome.error.rstrip().rsplit("\n", 1)[-1],
+            retry.retry_in_ms,
             extra={
                 "event_hash": attempt.event_hash,
                 "entry_id": attempt.delivery.entry_id,
@@ -233,29 +226,20 @@ class Settler:
             },
         )
 
-    def _queue_deferral(self, pipe: Pipeline, s: Settled, counts: Counter[str]) -> None:
+    def _queue_deferral(self, pipe: Pipeline, deferral: Deferral) -> None:
         """Out of a rate budget: the lease is given back and the entries wait, uncounted as a
         delivery or a failure, until the token is due (``workers/defer.py``)."""
-        attempt = s.attempt
-        assert s.wait_ms is not None
-        counts["deferred"] += 1
-        self.worker.gate.queue_release(pipe, attempt.event_hash, attempt.owner, attempt.token)
+        c = self.config
         queue_defer(
-            pipe,
-            self.config.stream,
-            self.config.group,
-            self.config.consumer,
-            [attempt.delivery, *attempt.followers],
-            self.config.claim_idle_ms,
-            s.wait_ms,
-        )
-        self._queue_wait(
-            pipe, [d.entry_id for d in (attempt.delivery, *attempt.followers)], s.wait_ms
-        )
+            pipe, c.stream, c.group, c.consumer, deferral.deliveries, c.claim_idle_ms,
+            deferral.wait_ms,
+        )  # fmt: skip
+        self._queue_wait(pipe, deferral.ids, deferral.wait_ms)
+        attempt = deferral.outcome.attempt
         log.info(
             "deferred: %s; rerun in %d ms",
-            s.error,
-            s.wait_ms,
+            deferral.outcome.error,
+            deferral.wait_ms,
             extra={"event_hash": attempt.event_hash, "entry_id": attempt.delivery.entry_id},
         )
 
@@ -282,18 +266,18 @@ class Settler:
         busy: list[Delivery],
     ) -> None:
         """Dead-letter what cannot run, ack duplicates and deleted entries, count it all."""
-        counts = Counter(dead_lettered=len(rejected), idempotency_hits=len(hits), busy=len(busy))
-        self.worker.timeline.read_outcomes(rejected, hits, busy)
+        plan = plan_rejects(rejected, hits, busy, self.timing)
+        self.timeline.read_outcomes(rejected, hits, busy)
         closing = [Finish(r.run, None, error=r.error, dead=True) for r in rejected if r.run]
         if closing:
             await self._close_dead(closing)
         if deleted:
             await self._ack_deleted(deleted)
-        acks = [d.entry_id for d in hits]
-        if not (rejected or acks or busy):
+        if plan.empty:
             return
-        async with self.worker.client.pipeline(transaction=False) as pipe:
-            for r in rejected:
+        c = self.config
+        async with self.client.pipeline(transaction=False) as pipe:
+            for r in plan.dead:
                 log.warning(
                     "dead-lettering %s: %s",
                     r.delivery.entry_id,
@@ -301,20 +285,29 @@ class Settler:
                     extra={"reason": r.reason},
                 )
                 queue_dead_letter(pipe, self._letter(r.delivery, r.reason, r.error))
-            if acks:
-                pipe.xack(self.config.stream, self.config.group, *acks)
-            for d in busy:
-                self._queue_recheck(pipe, d)
-            stats.queue_counts(pipe, self.worker.keys, self.config.stream, counts)
+            if plan.acks:
+                pipe.xack(c.stream, c.group, *plan.acks)
+            for recheck in plan.rechecks:
+                # A busy entry waits for another live attempt of its event: that wait must
+                # not count as a delivery (or a long agent's duplicates would be
+                # dead-lettered), and it is looked at again once the holder's lease could
+                # have run out, not a full idle time later.
+                ids: list[Any] = [recheck.entry_id]
+                pipe.xclaim(
+                    c.stream, c.group, c.consumer, 0, ids, idle=recheck.idle_ms,
+                    retrycount=recheck.retrycount, justid=True,
+                )  # fmt: skip
+                self._queue_wait(pipe, ids, recheck.due_ms)
+            stats.queue_counts(pipe, self.keys, c.stream, plan.counts)
             await pipe.execute()
 
     async def _close_dead(self, closing: list[Finish]) -> None:
         """Their runs' rows as dead-lettered. Rows the database refuses for good are left as
         they are: the dead letters hold the record, and the entries must not stay pending."""
         try:
-            await self.worker.db.call(self.worker.store.mark_dead, closing)
+            await self.db.call(self.store.mark_dead, closing)
         except Exception as exc:
-            if self.worker.store.transient(exc):
+            if self.store.transient(exc):
                 raise
             log.error("the database refused %d dead records: %s", len(closing), exc)
 
@@ -322,46 +315,30 @@ class Settler:
         """Count what XACK really removed: XAUTOCLAIM may have dropped the same ids already
         (Redis 7 drops deleted entries whatever their idle time) and counted them."""
         ids = [d.entry_id for d in deleted]
-        self.worker.timeline.deleted(ids)
-        acked = int(await self.worker.client.xack(self.config.stream, self.config.group, *ids))
+        self.timeline.deleted(ids)
+        acked = int(await self.client.xack(self.config.stream, self.config.group, *ids))
         await self.count(Counter(deleted=acked))
-
-    def _queue_recheck(self, pipe: Pipeline, delivery: Delivery) -> None:
-        """A busy entry waits for another live attempt of its event: that wait must not count
-        as a delivery (or a long agent's duplicates would be dead-lettered), and it should be
-        looked at again once the holder's lease could have run out, not a full idle time later."""
-        pipe.xclaim(
-            self.config.stream,
-            self.config.group,
-            self.config.consumer,
-            0,
-            [delivery.entry_id],
-            idle=self.config.claim_idle_ms - self.config.lease_ms,
-            retrycount=max(delivery.deliveries - 1, 0),
-            justid=True,
-        )
-        self._queue_wait(pipe, [delivery.entry_id], self.config.lease_ms)
 
     def _queue_wait(self, pipe: Pipeline, ids: list[Any], wait_ms: float) -> None:
         """Write down when the held-back entries are due, for the console (``waits.py``)."""
-        queue_waits(pipe, self.worker.keys, self.config.stream, self.config.group, ids, wait_ms)
+        queue_waits(pipe, self.keys, self.config.stream, self.config.group, ids, wait_ms)
 
     async def mark_done(self, hashes: set[str]) -> None:
-        async with self.worker.client.pipeline(transaction=False) as pipe:
-            self.worker.gate.queue_done(pipe, sorted(hashes))
+        async with self.client.pipeline(transaction=False) as pipe:
+            self.gate.queue_done(pipe, sorted(hashes))
             await pipe.execute()
 
     async def count(self, counts: Counter[str]) -> None:
         if not any(counts.values()):
             return
-        async with self.worker.client.pipeline(transaction=False) as pipe:
-            stats.queue_counts(pipe, self.worker.keys, self.config.stream, counts)
+        async with self.client.pipeline(transaction=False) as pipe:
+            stats.queue_counts(pipe, self.keys, self.config.stream, counts)
             await pipe.execute()
 
     async def release(self, attempts: list[Attempt], reason: str) -> None:
         """Give up leases at shutdown so the next worker need not wait them out."""
-        self.worker.timeline.released(attempts, reason)
-        async with self.worker.client.pipeline(transaction=False) as pipe:
+        self.timeline.released(attempts, reason)
+        async with self.client.pipeline(transaction=False) as pipe:
             for a in attempts:
-                self.worker.gate.queue_release(pipe, a.event_hash, a.owner, a.token)
+                self.gate.queue_release(pipe, a.event_hash, a.owner, a.token)
             await pipe.execute()
