@@ -14,6 +14,7 @@ from typing import Any, cast
 
 import redis
 
+from workers.gate import GateState
 from workers.keys import Keys
 
 # XPENDING over a page's id range returns at most this many per page row: entries deleted
@@ -64,7 +65,7 @@ def judge(f: Facts) -> EntryState:
         if f.run in ("failed", "dead"):
             return EntryState(State.FAILED, f"failed; pending in {where} for its retry")
         return EntryState(State.PENDING, f"pending in {where}")
-    if f.run == "succeeded" or f.gate == "done":
+    if f.run == "succeeded" or f.gate == GateState.DONE:
         return EntryState(State.DONE, "its event ran and committed (from this entry or a copy)")
     if f.dead_lettered or f.run == "dead":
         return EntryState(State.DEAD, "dead-lettered")
@@ -72,7 +73,7 @@ def judge(f: Facts) -> EntryState:
         return EntryState(State.DEAD, "does not decode: dead-lettered when read")
     if f.run == "failed":
         return EntryState(State.FAILED, "its run failed and the entry is no longer pending")
-    if f.run == "running" or f.gate == "running":
+    if f.run == "running" or f.gate == GateState.RUNNING:
         return EntryState(State.PENDING, "its event is running from another entry")
     if f.delivered:
         return EntryState(

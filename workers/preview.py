@@ -12,6 +12,7 @@ from workers import actions, runtime
 from workers.actions import DeadFilter
 from workers.errors import EventError
 from workers.events import decode_envelope, event_hash
+from workers.gate import GateState
 from workers.keys import EVENT_FIELD, Keys
 from workers.runs import RunStore
 
@@ -77,9 +78,11 @@ def already_done(client: redis.Redis, keys: Keys, raw_events: list[str]) -> int:
             pipe.hget(keys.gate(h), "state")
         states = pipe.execute()
     by_db = RunStore().done_among(
-        [h for h, state in zip(hashes, states, strict=True) if state != "done"]
+        [h for h, state in zip(hashes, states, strict=True) if state != GateState.DONE]
     )
-    return sum(1 for h, state in zip(hashes, states, strict=True) if state == "done" or h in by_db)
+    return sum(
+        1 for h, state in zip(hashes, states, strict=True) if state == GateState.DONE or h in by_db
+    )
 
 
 def _hash(raw: str) -> str:

@@ -1,4 +1,5 @@
-"""Operator actions on dead letters and on the gate: scan, redrive, purge, force re-run.
+"""Operator actions on dead letters: scan, redrive, purge, and republish for a force re-run
+(whose gate record ``workers.gate.clear_gate`` clears first).
 
 Also the result type and chunking every action shares; ``workers/actions.py`` re-exports all
 of it, so callers import from there.
@@ -14,18 +15,12 @@ from typing import Any, cast
 
 import redis
 
-from workers.errors import ActionRefused, EventError
-from workers.events import decode_envelope, event_hash
-from workers.keys import EVENT_FIELD, Keys, dead_stream
+from workers.keys import EVENT_FIELD, dead_stream
 
 # Ids per Lua call or pipeline: large enough to be cheap, small enough that one call never
 # holds the server for more than a few milliseconds.
 CHUNK = 500
 ENTRY_ID = re.compile(r"\d+-\d+")
-# Hashing an event only to find its gate record: the engine enforces the size limit.
-NO_SIZE_LIMIT = 1 << 62
-# Gate owners written by dead_letter (actions.py); a worker's owner is "<consumer>/<entry id>".
-HOLDER_PREFIX = "dead-letter:"
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,14 +54,6 @@ def entry_ms(entry_id: str) -> int:
     return int(entry_id.split("-", 1)[0])
 
 
-def gate_key(keys: Keys, raw_event: str | None) -> str:
-    """The gate record of a raw event, "" if it does not decode (it never had one)."""
-    try:
-        return keys.gate(event_hash(decode_envelope(raw_event, NO_SIZE_LIMIT)))
-    except EventError:
-        return ""
-
-
 # KEYS: stream, dead stream. ARGV: by, dead ids... Per dead letter still there: XADD the
 # original event to the stream with retry_of, then XDEL the letter; its new id, or "" if
 # the letter is gone (another redrive or a purge got there first).
@@ -93,19 +80,6 @@ PURGE = """
 local out = {}
 for i = 1, #ARGV do out[i] = redis.call('XDEL', KEYS[1], ARGV[i]) end
 return out
-"""
-
-# KEYS: gate record. 1 if it was cleared (set to released, keeping its fencing token so
-# tokens only grow), 0 if there is none, -1 if an agent holds a live lease on it now.
-CLEAR_GATE = """
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local rec = redis.call('HMGET', KEYS[1], 'state', 'owner', 'lease_until')
-if not rec[1] then return 0 end
-local held = rec[2] and string.sub(rec[2], 1, #ARGV[1]) == ARGV[1]
-if rec[1] == 'running' and (tonumber(rec[3]) or 0) > now and not held then return -1 end
-redis.call('HSET', KEYS[1], 'state', 'released', 'lease_until', 0)
-return 1
 """
 
 
@@ -221,30 +195,6 @@ def purge(client: redis.Redis, stream: str, dead_ids: list[str]) -> ActionResult
         flags = script(keys=[dead_stream(stream)], args=chunk)
         done += [dead_id for dead_id, deleted in zip(chunk, flags, strict=True) if deleted]
     return ActionResult(done, not_done(dead_ids, done))
-
-
-def gate_done(client: redis.Redis, keys: Keys, raw_events: list[str]) -> list[bool]:
-    """Per raw event: does its gate record say done? (A redrive of it would be a hit.)
-    An event that does not decode has no record: False."""
-    records = [gate_key(keys, raw) for raw in raw_events]
-    states: dict[str, Any] = {}
-    for part in chunks(sorted({r for r in records if r})):
-        with client.pipeline(transaction=False) as pipe:
-            for record in part:
-                pipe.hget(record, "state")
-            states.update(zip(part, pipe.execute(), strict=True))
-    return [bool(r) and states.get(r) == "done" for r in records]
-
-
-def clear_gate(client: redis.Redis, keys: Keys, event_hash: str) -> bool:
-    """Forget that an event ran, so it may run again (force re-run). True if there was a
-    record. The record becomes ``released`` rather than deleted, so fencing tokens keep
-    growing. Refused while an agent runs the event: two would run at once."""
-    script = client.register_script(CLEAR_GATE)
-    cleared = int(script(keys=[keys.gate(event_hash)], args=[HOLDER_PREFIX]))
-    if cleared < 0:
-        raise ActionRefused(f"event {event_hash[:12]} is running now: re-run it once it ends")
-    return cleared == 1
 
 
 def republish(client: redis.Redis, stream: str, raw_event: str, rerun_of: str) -> str:

@@ -1,97 +1,27 @@
-"""The fast half of the idempotency gate: one atomic Lua call per state change.
+"""The engine's half of the idempotency gate: one atomic Lua call per batch and state change.
 
-States of ``streamdesk:idem:<hash>``: absent -> running -> done, with ``released``
-after a failed run. ``running`` holds an owner (consumer/entry id), a fencing token
-that only grows, and a lease measured on the server's clock. The database is the
-authority (see ``runs.py``); this record only keeps workers from starting twice.
+The states and transitions: ``workers/gate/states.py``. The database is the authority
+(see ``runs.py``); this record only keeps workers from starting twice.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import StrEnum
 from typing import Any
 
 from redis.asyncio import Redis
 from redis.asyncio.client import Pipeline
 
+from workers.gate.scripts import lua
+from workers.gate.states import Outcome
 from workers.keys import Keys
 
 # Batch scripts: one call per batch, not per event. KEYS are gate records; all keys of a
 # call must live on one server (on a cluster, partitioned streams keep them in one slot).
-
-# ARGV: lease_ms, record_ttl_ms, owner1, owner2, ... Returns {outcome1, token1, ...}.
-ACQUIRE = """
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local lease_ms, ttl_ms = tonumber(ARGV[1]), ARGV[2]
-local out = {}
-for i, key in ipairs(KEYS) do
-  local rec = redis.call('HMGET', key, 'state', 'owner', 'token', 'lease_until')
-  local token = tonumber(rec[3]) or 0
-  local outcome
-  if rec[1] == 'done' then
-    outcome = 'hit'
-  elseif rec[1] == 'running' and (tonumber(rec[4]) or 0) > now then
-    outcome = 'busy'
-  else
-    outcome = rec[1] == 'running' and 'takeover' or 'acquired'
-    token = token + 1
-    redis.call('HSET', key, 'state', 'running', 'owner', ARGV[i + 2], 'token', token,
-               'lease_until', now + lease_ms)
-    redis.call('PEXPIRE', key, ttl_ms)
-  end
-  out[#out + 1] = outcome
-  out[#out + 1] = token
-end
-return out
-"""
-
-# ARGV: lease_ms, owner1, token1, owner2, token2, ... Returns {1|0, ...}: 1 if the caller
-# still holds the lease (or the event is already done: nothing was lost).
-RENEW = """
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local out = {}
-for i, key in ipairs(KEYS) do
-  local rec = redis.call('HMGET', key, 'state', 'owner', 'token')
-  local held = 0
-  if rec[1] == 'done' then
-    held = 1
-  elseif rec[1] == 'running' and rec[2] == ARGV[2 * i] and rec[3] == ARGV[2 * i + 1] then
-    redis.call('HSET', key, 'lease_until', now + tonumber(ARGV[1]))
-    held = 1
-  end
-  out[#out + 1] = held
-end
-return out
-"""
-
-# ARGV: ttl_s. Done unconditionally: called only after the database accepted the results.
-DONE = """
-for _, key in ipairs(KEYS) do
-  redis.call('HSET', key, 'state', 'done')
-  redis.call('EXPIRE', key, ARGV[1])
-end
-return #KEYS
-"""
-
-# ARGV: owner, token. Lets a retry start at once instead of waiting out the lease.
-RELEASE = """
-local rec = redis.call('HMGET', KEYS[1], 'state', 'owner', 'token')
-if rec[1] ~= 'running' or rec[2] ~= ARGV[1] or rec[3] ~= ARGV[2] then
-  return 0
-end
-redis.call('HSET', KEYS[1], 'state', 'released', 'lease_until', 0)
-return 1
-"""
-
-
-class Outcome(StrEnum):
-    ACQUIRED = "acquired"
-    TAKEOVER = "takeover"
-    BUSY = "busy"
-    HIT = "hit"
+ACQUIRE = lua("acquire")
+RENEW = lua("renew")
+DONE = lua("done")
+RELEASE = lua("release")
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,6 +36,9 @@ def lease_name(owner: str, token: int) -> str:
 
 
 class Gate:
+    """The engine's side of the gate: leases taken and renewed per batch, released and
+    marked done inside the settle pipeline."""
+
     def __init__(self, client: Redis, keys: Keys, lease_ms: int, done_ttl_s: int) -> None:
         self.client = client
         self.keys = keys

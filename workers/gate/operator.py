@@ -1,0 +1,83 @@
+"""The operators' side of the gate: reading records, clearing one, holding while dead-lettering.
+
+Sync client (``decode_responses=True``); ``workers/actions.py`` and ``workers/redrive.py``
+call these and keep the chunking, the stream work and the reporting.
+"""
+
+from __future__ import annotations
+
+from typing import Any, cast
+
+import redis
+
+from workers.errors import ActionRefused, EventError
+from workers.events import decode_envelope, event_hash
+from workers.gate.scripts import lua
+from workers.gate.states import HOLDER_PREFIX, GateState
+from workers.keys import Keys, dead_stream
+
+CLEAR = lua("clear")
+DEAD_LETTER = lua("dead_letter")
+# Hashing an event only to find its gate record: the engine enforces the size limit.
+NO_SIZE_LIMIT = 1 << 62
+# Records read per pipeline in gate_done: bounded like every operator action's chunk.
+READ_CHUNK = 500
+
+
+def gate_key(keys: Keys, raw_event: str | None) -> str:
+    """The gate record of a raw event, "" if it does not decode (it never had one)."""
+    try:
+        return keys.gate(event_hash(decode_envelope(raw_event, NO_SIZE_LIMIT)))
+    except EventError:
+        return ""
+
+
+def gate_done(client: redis.Redis, keys: Keys, raw_events: list[str]) -> list[bool]:
+    """Per raw event: does its gate record say done? (A redrive of it would be a hit.)
+    An event that does not decode has no record: False."""
+    records = [gate_key(keys, raw) for raw in raw_events]
+    states: dict[str, Any] = {}
+    unique = sorted({r for r in records if r})
+    for start in range(0, len(unique), READ_CHUNK):
+        part = unique[start : start + READ_CHUNK]
+        with client.pipeline(transaction=False) as pipe:
+            for record in part:
+                pipe.hget(record, "state")
+            states.update(zip(part, pipe.execute(), strict=True))
+    return [bool(r) and states.get(r) == GateState.DONE for r in records]
+
+
+def clear_gate(client: redis.Redis, keys: Keys, event_hash: str) -> bool:
+    """Forget that an event ran, so it may run again (force re-run). True if there was a
+    record. The record becomes ``released`` rather than deleted, so fencing tokens keep
+    growing. Refused while an agent runs the event: two would run at once."""
+    script = client.register_script(CLEAR)
+    cleared = int(script(keys=[keys.gate(event_hash)], args=[HOLDER_PREFIX]))
+    if cleared < 0:
+        raise ActionRefused(f"event {event_hash[:12]} is running now: re-run it once it ends")
+    return cleared == 1
+
+
+def dead_letter_chunk(
+    client: redis.Redis,
+    keys: Keys,
+    stream: str,
+    group: str,
+    entries: list[tuple[str, str]],
+    *,
+    reason: str,
+    by: str,
+    dead_at: str,
+    hold_ms: int,
+) -> list[str]:
+    """Dead-letter ``(entry id, gate record or "")`` pairs in one Lua call, holding each moved
+    entry's record under ``HOLDER_PREFIX + by`` for ``hold_ms``. One status per entry: moved,
+    gone, deleted, running or done (lua/dead_letter.lua says what each means)."""
+    records = sorted({g for _, g in entries if g})
+    index = {key: n for n, key in enumerate(records, start=1)}
+    args: list[Any] = [group, reason, by, dead_at, hold_ms, HOLDER_PREFIX]
+    for entry_id, gate in entries:
+        args += [entry_id, index.get(gate, 0)]
+    script_keys = [stream, dead_stream(stream), keys.stats(stream), *records]
+    statuses = client.register_script(DEAD_LETTER)(keys=script_keys, args=args)
+    return [str(s) for s in cast(list[Any], statuses)]
