@@ -21,9 +21,6 @@ from workers import runtime
 from workers.config import EngineConfig
 from workers.embedded import PrivateServer
 
-ROOT = Path(__file__).resolve().parent.parent
-
-
 _private: list[PrivateServer] = []
 
 

@@ -6,7 +6,7 @@ import os
 import re
 import secrets
 
-from tests.conftest import ROOT
+from tests.support.processes import ROOT
 
 # Set by the suite (tests/settings.py) or a developer's shell; production has none of them.
 MODE_VARIABLES = ("DEBUG", "STREAMDESK_DEMO", "SECRET_KEY", "DJANGO_SETTINGS_MODULE")

@@ -9,10 +9,9 @@ import redis
 from django.contrib.auth.models import User
 from django.test import Client
 
-from tests.integration.helpers import run_burst
+from tests.support.console import member_of, process
 from workers import publish
 from workers.config import EngineConfig
-from workers.registry import default_registry
 
 STREAM = "streamdesk:events"
 
@@ -27,17 +26,6 @@ def staff_client(staff: User) -> Client:
     client = Client()
     client.force_login(staff)
     return client
-
-
-def member_of(username: str, group: str) -> User:
-    from django.contrib.auth.models import Group
-
-    from console.roles import ensure_role_groups
-
-    ensure_role_groups()  # transactional tests flush the groups the migration made
-    user = User.objects.create_user(username, password=f"pw-{username}")
-    user.groups.add(Group.objects.get(name=group))
-    return user
 
 
 @pytest.fixture
@@ -65,11 +53,6 @@ def plain_client(db: Any) -> Client:
     client = Client()
     client.force_login(User.objects.create_user("visitor", password="pw-visitor"))
     return client
-
-
-def process(redis_url: str, config: EngineConfig) -> None:
-    """Run one burst worker with the demo agents over everything published so far."""
-    run_burst(redis_url, config, default_registry)
 
 
 @pytest.fixture

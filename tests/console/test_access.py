@@ -10,7 +10,8 @@ from django.contrib.auth.models import User
 from django.test import Client
 
 from console.asgi import application
-from tests.console.conftest import STREAM
+from tests.support.console import HOST, ORIGIN, cookie_header
+from tests.support.engine import STREAM
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -23,9 +24,6 @@ PAGES = [
     f"/streams/{STREAM}/entries/1-0/",
     f"/events/{'0' * 64}/",
 ]
-ORIGIN = (b"origin", b"http://localhost")
-# Browsers send both; the socket accepts only the origin of the host it was opened on.
-HOST = (b"host", b"localhost")
 
 
 @pytest.mark.parametrize("url", PAGES)
@@ -51,10 +49,6 @@ def test_logout_needs_post(r: Any, staff_client: Client) -> None:
     assert staff_client.get("/logout/").status_code == 405
     assert staff_client.post("/logout/").status_code == 302
     assert staff_client.get("/").status_code == 302
-
-
-def cookie_header(client: Client) -> tuple[bytes, bytes]:
-    return (b"cookie", f"sessionid={client.cookies['sessionid'].value}".encode())
 
 
 async def connects(headers: list[tuple[bytes, bytes]]) -> bool:

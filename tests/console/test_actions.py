@@ -2,57 +2,19 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import pytest
 import redis
 from django.test import Client
 
-from tests.console.conftest import STREAM
-from tests.integration.entries import live_consumer
-from tests.integration.helpers import xadd
+from tests.support.console import ACT, DEAD, GROUP, HTMX, dead_letters, pending_entries
+from tests.support.engine import STREAM
+from tests.support.entries import live_consumer
 from workers.keys import dead_stream
 from workers.models import AuditRecord, BulkJob
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-GROUP = f"/streams/{STREAM}/groups/agents/"
-ACT = f"{GROUP}act/"
-DEAD = f"/streams/{STREAM}/dead/"
-API_GROUP = f"/api/streams/{STREAM}/groups/agents/"
-HTMX = {"HX-Request": "true"}
-
-
-def pending_entries(r: redis.Redis, count: int = 4) -> list[str]:
-    ids = [xadd(r, {"type": "demo.echo", "id": f"e{n}", "data": {"n": n}}) for n in range(count)]
-    r.xgroup_create(STREAM, "agents", id="0")
-    r.xreadgroup("agents", "gone-worker", {STREAM: ">"})
-    r.sadd("streamdesk:stats:streams", STREAM)
-    return ids
-
-
-def dead_letters(r: redis.Redis, count: int = 3) -> list[str]:
-    r.sadd("streamdesk:stats:streams", STREAM)
-    return [
-        str(
-            r.xadd(
-                dead_stream(STREAM),
-                {
-                    "event": json.dumps({"type": "demo.echo", "id": f"d{n}", "data": {"n": n}}),
-                    "stream": STREAM,
-                    "group": "agents",
-                    "entry_id": f"{n + 1}-0",
-                    "deliveries": "5",
-                    "reason": "max-deliveries",
-                    "error": "boom",
-                    "dead_at": "",
-                    "by": "w",
-                },
-            )
-        )
-        for n in range(count)
-    ]
 
 
 def test_group_page_operator_sees_buttons(r: redis.Redis, operator_client: Client) -> None:

@@ -13,7 +13,7 @@ import redis.asyncio as aredis
 from django.test import Client
 from django.utils import timezone
 
-from tests.console.conftest import STREAM
+from tests.support.engine import STREAM
 from workers import stats
 from workers.keys import Keys
 from workers.models import AgentRun, RunStatus, StepResult

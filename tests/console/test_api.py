@@ -9,9 +9,9 @@ import redis
 from django.test import Client, override_settings
 
 from console.throttle import ThrottleConfig
-from tests.console.conftest import STREAM
-from tests.console.test_actions import API_GROUP, pending_entries
-from tests.integration.entries import live_consumer
+from tests.support.console import API_GROUP, api_client, pending_entries
+from tests.support.engine import STREAM
+from tests.support.entries import live_consumer
 from workers.keys import dead_stream
 from workers.models import AuditRecord
 from workers.tokens import new_token
@@ -68,14 +68,6 @@ def test_api_invalid_input_names_the_field(r: redis.Redis, operator_client: Clie
     )
     assert response.status_code == 400
     assert response.json()["error"].startswith("ids:")
-
-
-def api_client(user: Any) -> tuple[Client, dict[str, str]]:
-    from workers.models import ApiToken
-
-    token, key_hash, prefix = new_token()
-    ApiToken.objects.create(user=user, name="t", key_hash=key_hash, prefix=prefix)
-    return Client(), {"Authorization": f"Bearer {token}"}
 
 
 def test_api_every_group_action(r: redis.Redis, operator: Any) -> None:

@@ -11,8 +11,8 @@ import redis
 from django.contrib.auth.models import User
 from django.test import Client
 
-from tests.console.conftest import STREAM, member_of
-from tests.console.test_actions import HTMX, pending_entries
+from tests.support.console import HTMX, member_of, pending_entries
+from tests.support.engine import STREAM
 from workers.audit import Action, Actor, Entry, Result
 from workers.models import AuditRecord, Door
 from workers.spreadsheet import FORMULA_STARTS

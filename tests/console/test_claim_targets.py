@@ -10,9 +10,9 @@ import pytest
 import redis
 from django.test import Client
 
-from tests.console.conftest import STREAM
-from tests.console.test_api import api_client
-from tests.integration.entries import GROUP, live_consumer, pending_entries
+from tests.support.console import api_client
+from tests.support.engine import STREAM
+from tests.support.entries import GROUP, live_consumer, pending_entries
 from workers.group_consumers import pruned_field
 from workers.keys import Keys
 from workers.models import AuditRecord

@@ -12,7 +12,7 @@ from django.contrib.auth.models import User
 from django.test import Client
 
 from console.csp import HEADER
-from tests.console.conftest import STREAM
+from tests.support.engine import STREAM
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

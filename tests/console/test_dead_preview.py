@@ -8,8 +8,8 @@ import pytest
 import redis
 from django.test import Client
 
-from tests.console.conftest import STREAM
-from tests.console.test_hostile_input import INDEX, _dead, text
+from tests.support.console import INDEX, dead_letter, text
+from tests.support.engine import STREAM
 from workers.keys import dead_stream
 from workers.preview import PREVIEW_MAX_SCANNED
 
@@ -17,14 +17,14 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def test_dead_preview_is_for_operators_only(r: redis.Redis, viewer_client: Client) -> None:
-    _dead(r, event=json.dumps({"type": "demo.echo", "data": {}}))
+    dead_letter(r, event=json.dumps({"type": "demo.echo", "data": {}}))
     assert viewer_client.get(f"/streams/{STREAM}/dead/preview/").status_code == 403
 
 
 def test_dead_preview_runs_one_at_a_time_per_user(
     r: redis.Redis, operator: object, operator_client: Client
 ) -> None:
-    _dead(r, event=json.dumps({"type": "demo.echo", "data": {}}))
+    dead_letter(r, event=json.dumps({"type": "demo.echo", "data": {}}))
     slot = f"streamdesk:console:preview:{operator.pk}"  # type: ignore[attr-defined]
     r.set(slot, "a preview still running in another console process", px=60_000)
     busy = operator_client.get(f"/streams/{STREAM}/dead/preview/")

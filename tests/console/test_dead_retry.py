@@ -10,8 +10,8 @@ import pytest
 import redis
 from django.test import Client
 
-from tests.console.conftest import STREAM
-from tests.console.test_actions import ACT, DEAD, HTMX, dead_letters, pending_entries
+from tests.support.console import ACT, DEAD, HTMX, dead_letters, pending_entries
+from tests.support.engine import STREAM
 from workers.events import decode_envelope, event_hash
 from workers.keys import dead_stream
 from workers.models import AgentRun, AuditRecord, BulkJob, JobStatus

@@ -12,8 +12,8 @@ import redis
 from django.core.management import call_command
 from django.test import Client
 
-from tests.console.conftest import STREAM
-from tests.console.test_actions import API_GROUP, pending_entries
+from tests.support.console import API_GROUP, pending_entries
+from tests.support.engine import STREAM
 from workers.keys import Keys
 from workers.models import AuditRecord
 

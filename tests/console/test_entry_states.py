@@ -10,8 +10,8 @@ import redis
 from django.test import Client
 
 from console.entry_states import EntryState, Facts, Group, State, judge, read_states
-from tests.console.conftest import STREAM, process
-from tests.integration.helpers import xadd
+from tests.support.console import process
+from tests.support.engine import STREAM, xadd
 from workers import publish
 from workers.config import EngineConfig
 from workers.events import decode_envelope, event_hash

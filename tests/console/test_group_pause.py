@@ -8,8 +8,8 @@ import pytest
 import redis
 from django.test import Client
 
-from tests.console.conftest import STREAM
-from tests.console.test_actions import ACT, GROUP, HTMX, pending_entries
+from tests.support.console import ACT, GROUP, HTMX, pending_entries
+from tests.support.engine import STREAM
 from workers.keys import Keys
 
 pytestmark = pytest.mark.django_db(transaction=True)

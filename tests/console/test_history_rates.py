@@ -12,8 +12,8 @@ from django.test import Client
 
 from console import charts, realtime, sampler
 from console.runtime import keys, make_sampler
-from tests.console.conftest import STREAM
-from tests.console.test_realtime import next_tick, open_socket
+from tests.support.console import next_tick, open_socket
+from tests.support.engine import STREAM
 from workers.history import HistoryStore, to_point
 from workers.recorder import Lease
 from workers.sample import collect

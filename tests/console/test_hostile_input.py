@@ -19,21 +19,15 @@ from channels.testing import HttpCommunicator
 from django.test import Client
 
 from console.asgi import application
-from tests.console.conftest import STREAM
-from tests.console.test_access import HOST, cookie_header
-from tests.integration.helpers import xadd
+from tests.support.console import HOST, INDEX, cookie_header, dead_letter, text
+from tests.support.engine import STREAM, xadd
 from workers.keys import dead_stream
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-INDEX = "streamdesk:stats:streams"
 HOSTILE = ["orders/eu", "a b", "ünï/cødé", "100%", "~x~2F", "..", "q?x#y&z", "a/../b"]
 PAST_U64 = "18446744073709551616"  # 2^64: Redis refuses it as an id part
 GROUP_LINK = re.compile(r'href="(/streams/[^"]*/groups/[^"]*/)"')
-
-
-def text(response: object) -> str:
-    return response.content.decode()  # type: ignore[attr-defined]
 
 
 def hrefs(body: str, pattern: str) -> list[str]:
@@ -95,13 +89,6 @@ def test_event_page_of_a_hostile_stream_name(
     assert entry_id in text(page) and html.escape(name) in text(page)
 
 
-def _dead(r: redis.Redis, **fields: str) -> str:
-    r.sadd(INDEX, STREAM)
-    letter = {"stream": STREAM, "group": "agents", "entry_id": "1-0", "deliveries": "5"}
-    letter.update({"reason": "max-deliveries", "error": "boom", "by": "w", **fields})
-    return str(r.xadd(dead_stream(STREAM), letter))
-
-
 @pytest.mark.parametrize(
     ("fields", "shown"),
     [
@@ -115,8 +102,8 @@ def _dead(r: redis.Redis, **fields: str) -> str:
 def test_dead_letters_page_shows_an_odd_letter_for_what_it_is(
     r: redis.Redis, staff_client: Client, fields: dict[str, str], shown: str
 ) -> None:
-    _dead(r, event=json.dumps({"type": "demo.echo", "data": {"n": 1}}))
-    bad = _dead(r, **fields)
+    dead_letter(r, event=json.dumps({"type": "demo.echo", "data": {"n": 1}}))
+    bad = dead_letter(r, **fields)
     response = staff_client.get(f"/streams/{STREAM}/dead/")
     assert response.status_code == 200
     body = text(response)
@@ -127,9 +114,9 @@ def test_dead_letters_page_shows_an_odd_letter_for_what_it_is(
 def test_dead_preview_counts_past_a_malformed_letter(
     r: redis.Redis, operator_client: Client
 ) -> None:
-    _dead(r, event="[" * 100_000)
-    _dead(r, event=json.dumps({"data": {"no": "type"}}), deliveries="many")
-    _dead(r, event=json.dumps({"type": "demo.echo", "data": {}}))
+    dead_letter(r, event="[" * 100_000)
+    dead_letter(r, event=json.dumps({"data": {"no": "type"}}), deliveries="many")
+    dead_letter(r, event=json.dumps({"type": "demo.echo", "data": {}}))
     response = operator_client.get(f"/streams/{STREAM}/dead/preview/", {"type": "demo.echo"})
     assert response.status_code == 200
     assert "1 dead letter matches" in text(response)

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import json
 import re
-from typing import Any
 
 import pytest
 import redis
@@ -14,29 +12,14 @@ from channels.testing import WebsocketCommunicator
 from django.test import Client
 
 from console import sampler
-from console.asgi import application
-from tests.console.conftest import STREAM, process
-from tests.console.test_access import HOST, ORIGIN, cookie_header
+from tests.support.console import next_tick, open_socket, process
+from tests.support.engine import STREAM
 from workers import publish
 from workers.config import EngineConfig
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
 
 PROCESSED = re.compile(r'data-metric="processed">([\d,]+)<')
-
-
-async def open_socket(client: Client, names: list[str]) -> WebsocketCommunicator:
-    communicator = WebsocketCommunicator(
-        application, "/ws/dashboard/", headers=[HOST, ORIGIN, cookie_header(client)]
-    )
-    connected, _ = await communicator.connect()
-    assert connected
-    await communicator.send_to(text_data=json.dumps({"subscribe": names}))
-    return communicator
-
-
-async def next_tick(communicator: WebsocketCommunicator) -> dict[str, Any]:
-    return json.loads(await communicator.receive_from(timeout=5))  # type: ignore[no-any-return]
 
 
 async def processed_in(communicator: WebsocketCommunicator) -> int | None:

@@ -19,8 +19,8 @@ from django.urls import path
 from console import realtime, sampler
 from console.asgi import application
 from console.consumers import SIGNED_OUT_CODE, DashboardConsumer
-from tests.console.conftest import STREAM, process
-from tests.console.test_access import cookie_header
+from tests.support.console import cookie_header, process
+from tests.support.engine import STREAM
 from workers import publish
 from workers.config import EngineConfig
 

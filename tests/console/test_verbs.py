@@ -21,7 +21,7 @@ from django.urls import URLPattern, URLResolver, get_resolver
 from django.urls.resolvers import RoutePattern
 
 from console import services
-from tests.console.conftest import STREAM
+from tests.support.engine import STREAM
 from workers.models import AgentRun, BulkJob
 
 pytestmark = pytest.mark.django_db(transaction=True)

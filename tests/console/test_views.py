@@ -8,8 +8,8 @@ import pytest
 import redis
 from django.test import Client
 
-from tests.console.conftest import STREAM, process
-from tests.integration.helpers import xadd
+from tests.support.console import process
+from tests.support.engine import STREAM, xadd
 from workers.config import EngineConfig
 from workers.events import decode_envelope, event_hash
 from workers.keys import dead_stream

@@ -11,7 +11,7 @@ import pytest
 import redis
 from django.test import Client
 
-from tests.integration.helpers import counters, run_burst
+from tests.support.engine import counters, run_burst
 from tests.webhook_signing import github_headers, hmac_headers, slack_headers, stripe_headers
 from workers.config import EngineConfig
 from workers.events import decode_envelope, event_hash

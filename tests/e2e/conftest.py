@@ -1,77 +1,16 @@
-"""Real ``manage.py runworker`` processes, driven with real signals."""
+"""End-to-end fixtures: real ``runworker`` subprocesses and a real daphne serving the console."""
 
 from __future__ import annotations
 
-import contextlib
-import signal
-import subprocess
-import sys
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import redis
 
 from tests.e2e.console_server import Console
-
-ROOT = Path(__file__).resolve().parents[2]
-TIMINGS = ["--claim-idle-ms", "1500", "--lease-ms", "1000", "--concurrency", "8"]
-
-
-class Workers:
-    def __init__(self, env: dict[str, str], log_dir: Path) -> None:
-        self.env = env
-        self.log_dir = log_dir
-        self.procs: list[subprocess.Popen[bytes]] = []
-
-    def start(self, name: str, *args: str) -> subprocess.Popen[bytes]:
-        with open(self.log_dir / f"{name}.log", "wb") as log:  # the child keeps its own fd
-            proc = subprocess.Popen(
-                [sys.executable, "manage.py", "runworker", "--consumer", name, *TIMINGS, *args],
-                cwd=ROOT,
-                env=self.env,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-            )
-        self.procs.append(proc)
-        return proc
-
-    def log(self, name: str) -> str:
-        return (self.log_dir / f"{name}.log").read_text(errors="replace")
-
-    def exit_code(self, proc: subprocess.Popen[bytes], name: str, timeout_s: float) -> int:
-        """``proc``'s exit code. One still running at the deadline is sent SIGABRT, so its
-        log ends with every thread's stack (PYTHONFAULTHANDLER), and the test fails with it."""
-        try:
-            return proc.wait(timeout=timeout_s)
-        except subprocess.TimeoutExpired:
-            proc.send_signal(signal.SIGABRT)
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                proc.wait(timeout=5)
-            pytest.fail(f"{name} still running after {timeout_s} s:\n{self.log(name)}")
-
-    def stop_all(self) -> None:
-        for proc in self.procs:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait(timeout=10)
-
-
-@pytest.fixture
-def workers(worker_env: dict[str, str], tmp_path: Path) -> Iterator[Workers]:
-    pool = Workers(worker_env, tmp_path)
-    yield pool
-    pool.stop_all()
-
-
-def wait_for(condition: Callable[[], bool], timeout_s: float = 30, what: str = "condition") -> None:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if condition():
-            return
-        time.sleep(0.05)
-    raise AssertionError(f"timed out after {timeout_s} s waiting for {what}")
+from tests.support.processes import workers as workers
+from tests.support.wait import wait_for
 
 
 @pytest.fixture

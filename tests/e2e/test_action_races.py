@@ -18,8 +18,9 @@ from typing import Any
 import pytest
 import redis
 
-from tests.e2e.conftest import Workers, wait_for
-from tests.integration.helpers import STREAM, pending
+from tests.support.engine import STREAM, pending
+from tests.support.processes import Workers
+from tests.support.wait import wait_for
 from workers import actions
 from workers.actions import ActionResult
 from workers.bus import xadd_many

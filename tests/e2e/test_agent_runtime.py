@@ -10,8 +10,9 @@ from collections.abc import Iterator
 import pytest
 import redis
 
-from tests.e2e.conftest import Workers, wait_for
-from tests.integration.helpers import counters, pending, xadd
+from tests.support.engine import counters, pending, xadd
+from tests.support.processes import Workers
+from tests.support.wait import wait_for
 from workers.models import AgentRun, RunStatus, StepResult
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]

@@ -12,11 +12,13 @@ import pytest
 import redis
 from playwright.sync_api import Browser, expect
 
-from tests.e2e import test_console_actions_browser as actions_browser
 from tests.e2e.console_server import Console
-from tests.e2e.test_console_actions_browser import GROUP_PATH, OPERATOR, ORPHAN, log_in
-from tests.e2e.test_console_browser import CHROMIUM, screenshot
-from tests.integration.helpers import STREAM
+from tests.support.browser import CHROMIUM, log_in, screenshot
+from tests.support.engine import STREAM
+from tests.support.operators import GROUP_PATH, OPERATOR, ORPHAN
+from tests.support.operators import browser as browser
+from tests.support.operators import role_users as role_users
+from tests.support.operators import stuck as stuck
 from workers.group_consumers import pruned_field
 from workers.keys import DEFAULT_GROUP, Keys
 
@@ -26,11 +28,6 @@ pytestmark = [
     pytest.mark.skipif(not CHROMIUM.exists(), reason=f"no Chromium at {CHROMIUM} (apt chromium)"),
 ]
 
-# The action tests' fixtures: an operator, Chromium, a live "browser-worker" and an orphaned
-# consumer holding two entries.
-browser = actions_browser.browser
-role_users = actions_browser.role_users
-stuck = actions_browser.stuck
 LIVE = "browser-worker"
 
 

@@ -4,28 +4,28 @@ Playwright, against the suite's Redis and test database."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 import redis
-from django.contrib.auth import get_user_model
-from playwright.sync_api import Browser, Locator, Page, ViewportSize, expect, sync_playwright
+from playwright.sync_api import Browser, expect
 
-from tests.e2e.conftest import Workers, wait_for
 from tests.e2e.console_server import Console
-from tests.integration.helpers import STREAM, counters
+from tests.support.browser import (
+    CHROMIUM,
+    STREAM_PATH,
+    WAIT_MS,
+    log_in,
+    new_page,
+    processed,
+    screenshot,
+)
+from tests.support.browser import browser as browser
+from tests.support.browser import staff_user as staff_user
+from tests.support.engine import counters
+from tests.support.processes import Workers
+from tests.support.wait import wait_for
 from workers.producer import publish
-
-# Debian's Chromium: Playwright's own browser download is not available here.
-CHROMIUM = Path("/usr/bin/chromium")
-USERNAME = "operator"
-PASSWORD = "browser-test-password"
-VIEWPORT: ViewportSize = {"width": 1280, "height": 800}
-# Generous for a loaded CI machine; every wait ends as soon as its condition holds.
-WAIT_MS = 20_000
-STREAM_PATH = f"/streams/{STREAM}/"
 
 pytestmark = [
     pytest.mark.e2e,
@@ -47,49 +47,6 @@ PROBE_WEBSOCKET = """
   setTimeout(() => resolve(seen), 5000);
 })
 """
-
-
-@pytest.fixture
-def staff_user(transactional_db: Any) -> None:
-    get_user_model().objects.create_user(USERNAME, password=PASSWORD, is_staff=True)
-
-
-@pytest.fixture
-def browser(staff_user: None) -> Iterator[Browser]:
-    # Playwright's sync API keeps its event loop running while the test runs, and Django
-    # refuses ORM calls under a running loop: the user is created first (staff_user), and
-    # the database is flushed only after the browser is gone (this fixture ends first).
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True)
-        yield chromium
-        chromium.close()
-
-
-def new_page(browser: Browser, console: Console) -> Page:
-    context = browser.new_context(base_url=console.url, viewport=VIEWPORT)
-    return context.new_page()
-
-
-def log_in(browser: Browser, console: Console) -> Page:
-    """Through the login form, as an operator would; lands on the overview."""
-    page = new_page(browser, console)
-    page.goto("/")
-    expect(page).to_have_url(re.compile(r"/login/\?next=/$"))
-    page.fill("input[name=username]", USERNAME)
-    page.fill("input[name=password]", PASSWORD)
-    page.click("button[type=submit]")
-    expect(page).to_have_url(f"{console.url}/")
-    expect(page.locator("[data-live=overview]")).to_be_visible()
-    return page
-
-
-def screenshot(page: Page, path: Path) -> None:
-    page.screenshot(path=str(path), full_page=True)
-    print(f"screenshot: {path}")
-
-
-def processed(page: Page) -> Locator:
-    return page.locator('[data-live="overview"] [data-metric="processed"]')
 
 
 def test_anonymous_page_request_redirects_to_login(console: Console, browser: Browser) -> None:

@@ -12,9 +12,8 @@ import redis
 from django.contrib.auth import get_user_model
 from playwright.sync_api import Browser, ConsoleMessage, Page, expect, sync_playwright
 
-from tests.e2e.conftest import Workers, wait_for
 from tests.e2e.console_server import Console
-from tests.e2e.test_console_browser import (
+from tests.support.browser import (
     CHROMIUM,
     PASSWORD,
     STREAM_PATH,
@@ -24,7 +23,9 @@ from tests.e2e.test_console_browser import (
     new_page,
     screenshot,
 )
-from tests.integration.helpers import STREAM
+from tests.support.engine import STREAM
+from tests.support.processes import Workers
+from tests.support.wait import wait_for
 from workers.keys import Keys
 from workers.producer import publish
 

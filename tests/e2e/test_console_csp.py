@@ -13,11 +13,12 @@ import redis
 from django.contrib.auth import get_user_model
 from playwright.sync_api import Browser, ConsoleMessage, Page, expect, sync_playwright
 
-from tests.console.conftest import member_of
-from tests.e2e.conftest import Workers, wait_for
 from tests.e2e.console_server import Console
-from tests.e2e.test_console_browser import CHROMIUM, VIEWPORT, WAIT_MS
-from tests.integration.helpers import STREAM, counters
+from tests.support.browser import CHROMIUM, VIEWPORT, WAIT_MS
+from tests.support.console import member_of
+from tests.support.engine import STREAM, counters
+from tests.support.processes import Workers
+from tests.support.wait import wait_for
 from workers.producer import publish
 
 pytestmark = [

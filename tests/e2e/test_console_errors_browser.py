@@ -17,19 +17,14 @@ import redis
 from playwright.sync_api import Browser, Page, expect
 
 from tests.e2e import console_server
-from tests.e2e import test_console_actions_browser as actions_browser
-from tests.e2e.conftest import wait_for
 from tests.e2e.console_server import Console
-from tests.e2e.test_console_actions_browser import (
-    DEAD,
-    DEAD_PATH,
-    GROUP_PATH,
-    OPERATOR,
-    VIEWER,
-    log_in,
-)
-from tests.e2e.test_console_browser import CHROMIUM, WAIT_MS, screenshot
-from tests.integration.helpers import STREAM, counters
+from tests.support.browser import CHROMIUM, WAIT_MS, log_in, screenshot
+from tests.support.engine import STREAM, counters
+from tests.support.operators import DEAD, DEAD_PATH, GROUP_PATH, OPERATOR, VIEWER
+from tests.support.operators import browser as browser
+from tests.support.operators import role_users as role_users
+from tests.support.operators import stuck as stuck
+from tests.support.wait import wait_for
 
 pytestmark = [
     pytest.mark.e2e,
@@ -38,12 +33,6 @@ pytestmark = [
 ]
 
 SESSION_EXPIRED = "Your session expired: sign in again."
-
-# The action tests' fixtures, used here under their own names: an operator and a viewer,
-# Chromium, and a pipeline with an orphaned consumer and one dead letter.
-browser = actions_browser.browser
-role_users = actions_browser.role_users
-stuck = actions_browser.stuck
 
 
 def accept_confirms(page: Page) -> None:

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 import redis
 
-from tests.e2e.conftest import wait_for
 from tests.e2e.console_server import Console
-from tests.integration.helpers import STREAM
+from tests.support.engine import STREAM
+from tests.support.wait import wait_for
 from workers import jobs, operations
 from workers.actions import DeadFilter
 from workers.keys import Keys, dead_stream

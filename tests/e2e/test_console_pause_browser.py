@@ -10,11 +10,11 @@ import redis
 from playwright.sync_api import Browser, expect
 
 from tests.e2e.console_server import Console
-from tests.e2e.test_console_actions_browser import GROUP_PATH, OPERATOR, log_in
-from tests.e2e.test_console_actions_browser import browser as browser
-from tests.e2e.test_console_actions_browser import role_users as role_users
-from tests.e2e.test_console_browser import CHROMIUM, WAIT_MS
-from tests.integration.helpers import STREAM, xadd
+from tests.support.browser import CHROMIUM, WAIT_MS, log_in
+from tests.support.engine import STREAM, xadd
+from tests.support.operators import GROUP_PATH, OPERATOR
+from tests.support.operators import browser as browser
+from tests.support.operators import role_users as role_users
 from workers.keys import DEFAULT_GROUP
 
 pytestmark = [

@@ -12,14 +12,15 @@ import pytest
 import redis
 from playwright.sync_api import Browser, Page, ViewportSize, expect
 
-from tests.e2e.conftest import Workers, wait_for
 from tests.e2e.console_server import Console
-from tests.e2e.test_console_browser import CHROMIUM, PASSWORD, USERNAME, WAIT_MS
+from tests.support.browser import CHROMIUM, PASSWORD, USERNAME, WAIT_MS
 
 # Fixtures shared with the desktop browser tests.
-from tests.e2e.test_console_browser import browser as browser
-from tests.e2e.test_console_browser import staff_user as staff_user
-from tests.integration.helpers import STREAM, counters
+from tests.support.browser import browser as browser
+from tests.support.browser import staff_user as staff_user
+from tests.support.engine import STREAM, counters
+from tests.support.processes import Workers
+from tests.support.wait import wait_for
 from workers.keys import dead_stream
 from workers.producer import publish
 

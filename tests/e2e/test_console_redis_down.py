@@ -16,9 +16,9 @@ import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 
-from tests.e2e.conftest import wait_for
 from tests.e2e.console_server import Console
-from tests.integration.helpers import STREAM
+from tests.support.engine import STREAM
+from tests.support.wait import wait_for
 from workers import jobs
 from workers.actions import DeadFilter
 from workers.audit import Actor

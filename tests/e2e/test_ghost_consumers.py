@@ -6,8 +6,9 @@ from __future__ import annotations
 import pytest
 import redis
 
-from tests.e2e.conftest import Workers, wait_for
-from tests.integration.entries import GROUP, STREAM, pending_entries
+from tests.support.entries import GROUP, STREAM, pending_entries
+from tests.support.processes import Workers
+from tests.support.wait import wait_for
 from workers import operations
 from workers.errors import InvalidAction
 from workers.group_consumers import pruned_field

@@ -18,7 +18,8 @@ import pytest
 import redis
 
 from console import health
-from tests.e2e.conftest import Workers, wait_for
+from tests.support.processes import Workers
+from tests.support.wait import wait_for
 from workers.keys import DEFAULT_STREAM, Keys
 from workers.producer import publish
 from workers.sample import Sample, collect

@@ -9,8 +9,9 @@ import signal
 import pytest
 import redis
 
-from tests.e2e.conftest import Workers, wait_for
-from tests.integration.helpers import STREAM
+from tests.support.engine import STREAM
+from tests.support.processes import Workers
+from tests.support.wait import wait_for
 from workers.keys import Keys
 from workers.producer import publish
 

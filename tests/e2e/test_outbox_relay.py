@@ -12,9 +12,10 @@ import pytest
 import redis
 from django.db import transaction
 
-from tests.e2e.conftest import ROOT, Workers, wait_for
-from tests.integration.helpers import STREAM, run_burst
-from tests.integration.test_outbox import counting_registry
+from tests.support.engine import STREAM, run_burst
+from tests.support.outbox import counting_registry
+from tests.support.processes import ROOT, Workers
+from tests.support.wait import wait_for
 from workers.config import EngineConfig
 from workers.models import AgentRun, OutboxEvent, RunStatus
 from workers.outbox import emit

@@ -9,8 +9,9 @@ import pytest
 import redis
 
 from tests.conftest import private_server
-from tests.e2e.conftest import Workers, wait_for
-from tests.integration.helpers import counters, pending, xadd
+from tests.support.engine import counters, pending, xadd
+from tests.support.processes import Workers
+from tests.support.wait import wait_for
 from workers.events import Envelope, event_hash
 from workers.models import AgentRun, RunStatus, TimelineStep
 from workers.timeline import steps_for

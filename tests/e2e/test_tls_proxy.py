@@ -22,9 +22,9 @@ import pytest
 from django.contrib.auth.models import User
 from websockets.sync.client import connect
 
-from tests.conftest import ROOT
-from tests.e2e.conftest import wait_for
 from tests.production_env import production_env
+from tests.support.processes import ROOT
+from tests.support.wait import wait_for
 from workers.embedded import free_port
 
 pytestmark = pytest.mark.e2e

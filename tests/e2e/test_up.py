@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.conftest import ROOT, wait_for
+from tests.support.processes import ROOT
+from tests.support.wait import wait_for
 from workers.embedded import free_port
 
 pytestmark = pytest.mark.e2e

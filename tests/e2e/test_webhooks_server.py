@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 import redis
 
-from tests.e2e.conftest import wait_for
 from tests.e2e.console_server import Console
+from tests.support.wait import wait_for
 from tests.webhook_signing import github_headers
 
 pytestmark = pytest.mark.e2e

@@ -15,7 +15,7 @@ import redis
 from django.contrib.auth import get_user_model
 from django.core.management import CommandError, call_command
 
-from tests.integration.entries import GROUP, STREAM, dead_letters, pending_entries
+from tests.support.entries import GROUP, STREAM, dead_letters, pending_entries
 from workers.keys import Keys, dead_stream
 from workers.management.actioncli import parse_time_ms
 from workers.models import ApiToken, AuditRecord, BulkJob

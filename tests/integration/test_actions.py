@@ -9,7 +9,7 @@ from dataclasses import replace
 import pytest
 import redis
 
-from tests.integration.action_helpers import (
+from tests.support.actions import (
     DEAD,
     GROUP,
     KEYS,
@@ -20,7 +20,7 @@ from tests.integration.action_helpers import (
     owners,
     read_by,
 )
-from tests.integration.helpers import STREAM, counters, pending, run_burst, xadd
+from tests.support.engine import STREAM, counters, pending, run_burst, xadd
 from workers import actions
 from workers.actions import ActionRefused, DeadFilter
 from workers.bus import xadd_many

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 import redis
 
-from tests.integration.helpers import AnyData, counters, run_burst, xadd
+from tests.support.engine import AnyData, counters, run_burst, xadd
 from workers import durable
 from workers.config import EngineConfig
 from workers.errors import LeaseLost

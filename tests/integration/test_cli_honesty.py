@@ -14,7 +14,7 @@ import pytest
 import redis
 from django.core.management import CommandError, call_command
 
-from tests.integration.entries import GROUP, STREAM, dead_letters, pending_entries
+from tests.support.entries import GROUP, STREAM, dead_letters, pending_entries
 from workers.embedded import EmbeddedValkey
 from workers.models import AuditRecord
 

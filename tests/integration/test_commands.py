@@ -63,7 +63,7 @@ def test_every_command_has_help(command: str) -> None:
 
 
 def test_streams_json_is_one_object_in_the_documented_shape(r: redis.Redis) -> None:
-    from tests.integration.helpers import xadd
+    from tests.support.engine import xadd
 
     r.xgroup_create("streamdesk:events", "agents", id="0", mkstream=True)
     for i in range(3):
@@ -93,7 +93,7 @@ def test_streams_json_is_one_object_in_the_documented_shape(r: redis.Redis) -> N
 
 
 def test_streams_text_shows_unknown_lag(r: redis.Redis) -> None:
-    from tests.integration.helpers import xadd
+    from tests.support.engine import xadd
 
     r.xgroup_create("streamdesk:events", "agents", id="0", mkstream=True)
     ids = [xadd(r, {"type": "demo.echo", "data": {}}) for _ in range(3)]

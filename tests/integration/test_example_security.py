@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 import redis
 
-from tests.integration.helpers import counters, run_burst
+from tests.support.engine import counters, run_burst
 from workers.config import EngineConfig
 from workers.examples.sandbox.models import SideEffect
 from workers.models import AgentRun, RunStatus, StepResult

@@ -11,7 +11,7 @@ import redis
 import redis.asyncio as aredis
 from django.core.management import CommandError, call_command
 
-from tests.integration.entries import GROUP, STREAM, live_consumer, pending_entries
+from tests.support.entries import GROUP, STREAM, live_consumer, pending_entries
 from workers import actions, group_consumers, operations
 from workers.errors import InvalidAction
 from workers.group_consumers import PRUNE, Target, pruned_field

@@ -11,8 +11,8 @@ import redis
 
 pytest.importorskip("langgraph", reason="the optional langgraph extra is not installed")
 
-from tests.conftest import ROOT
-from tests.integration.helpers import run_burst, xadd
+from tests.support.engine import run_burst, xadd
+from tests.support.processes import ROOT
 from workers.config import EngineConfig
 from workers.examples.deploys.remediation import DeployFailed, remediate
 from workers.models import AgentRun, RunStatus, StepResult

@@ -23,8 +23,9 @@ pytest.importorskip("langgraph", reason="the optional langgraph extra is not ins
 from langgraph.graph import END, START, StateGraph
 from pydantic import BaseModel
 
-from tests.e2e.conftest import Workers, wait_for, workers
-from tests.integration.helpers import pending, xadd
+from tests.support.engine import pending, xadd
+from tests.support.processes import Workers, workers
+from tests.support.wait import wait_for
 from workers.context import AgentContext
 from workers.events import Event
 from workers.graph import run_graph

@@ -14,7 +14,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 from pydantic import BaseModel
 
-from tests.integration.helpers import counters, pending, run_burst, xadd
+from tests.support.engine import counters, pending, run_burst, xadd
 from workers.config import EngineConfig
 from workers.context import SyncAgentContext, current_context
 from workers.events import Event

@@ -7,7 +7,7 @@ import time
 
 import redis
 
-from tests.e2e.conftest import wait_for
+from tests.support.wait import wait_for
 from workers.history import (
     MINUTE,
     RESOLUTIONS,

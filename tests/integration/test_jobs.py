@@ -12,7 +12,7 @@ import redis
 from django.db import connection
 from django.utils import timezone
 
-from tests.integration.entries import GROUP, STREAM, dead_letters, live_consumer, pending_entries
+from tests.support.entries import GROUP, STREAM, dead_letters, live_consumer, pending_entries
 from workers import jobs, operations
 from workers.actions import DeadFilter
 from workers.errors import ActionRefused, JobNotRunnable

@@ -7,37 +7,31 @@ import json
 import pytest
 import redis
 
-from tests.integration.entries import (
+from tests.support.entries import (
+    ALICE,
+    DEAD,
     GROUP,
+    KEYS,
     STREAM,
     dead_letters,
     event,
     live_consumer,
+    only_record,
     pending_entries,
 )
 from workers import operations
 from workers.actions import DeadFilter
 from workers.errors import ActionRefused, InvalidAction, NoSuchGroup
 from workers.events import decode_envelope, event_hash
-from workers.keys import Keys, dead_stream
 from workers.models import AgentRun, AuditRecord, BulkJob, Door, RunStatus
 from workers.operations import Actor
 
 pytestmark = pytest.mark.django_db
 
-ALICE = Actor("alice", Door.CONSOLE)
-KEYS = Keys()
-DEAD = dead_stream(STREAM)
-
 
 def owners(r: redis.Redis, ids: list[str]) -> set[str]:
     rows = r.xpending_range(STREAM, GROUP, min="-", max="+", count=len(ids) + 10)
     return {row["consumer"] for row in rows if row["message_id"] in ids}
-
-
-def only_record() -> AuditRecord:
-    [record] = AuditRecord.objects.all()
-    return record
 
 
 # -- claim ---------------------------------------------------------------------------------

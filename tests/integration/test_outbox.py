@@ -10,7 +10,8 @@ import pytest
 import redis
 from django.db import connection, transaction
 
-from tests.integration.helpers import STREAM, AnyData, run_burst
+from tests.support.engine import STREAM, run_burst
+from tests.support.outbox import counting_registry
 from workers.config import EngineConfig
 from workers.errors import UnknownEventType
 from workers.events import decode_envelope
@@ -24,17 +25,6 @@ pytestmark = pytest.mark.django_db(transaction=True)
 needs_postgres = pytest.mark.skipif(
     "connection.vendor != 'postgresql'", reason="PostgreSQL only (row locks, LISTEN/NOTIFY)"
 )
-
-
-def counting_registry(runs: Counter[str]) -> Registry:
-    registry = Registry()
-
-    async def count(event: Any, ctx: Any) -> dict[str, Any]:
-        runs[event.id] += 1
-        return {"n": event.data.model_dump().get("n")}
-
-    registry.register("test.changed", AnyData, count)
-    return registry
 
 
 REGISTRY = counting_registry(Counter())

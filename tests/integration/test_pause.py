@@ -10,16 +10,9 @@ from collections import Counter
 import pytest
 import redis
 
-from tests.integration.action_helpers import (
-    GROUP,
-    KEYS,
-    Background,
-    counting_registry,
-    event,
-    read_by,
-    wait_for,
-)
-from tests.integration.helpers import STREAM, pending, run_burst, xadd
+from tests.support.actions import GROUP, KEYS, Background, counting_registry, event, read_by
+from tests.support.engine import STREAM, pending, run_burst, xadd
+from tests.support.wait import wait_for
 from workers import actions
 from workers.bus import xadd_many
 from workers.config import EngineConfig

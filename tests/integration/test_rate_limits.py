@@ -11,15 +11,7 @@ import pytest
 import redis
 import redis.asyncio as aredis
 
-from tests.integration.helpers import (
-    STREAM,
-    AnyData,
-    counters,
-    pending,
-    run_burst,
-    run_many,
-    xadd,
-)
+from tests.support.engine import STREAM, AnyData, counters, pending, run_burst, run_many, xadd
 from workers.bus import Delivery
 from workers.config import EngineConfig
 from workers.context import rate_limited

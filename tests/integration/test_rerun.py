@@ -9,9 +9,8 @@ from typing import Any
 import pytest
 import redis
 
-from tests.integration.entries import STREAM, event
-from tests.integration.helpers import AnyData, run_burst
-from tests.integration.test_operations import ALICE, DEAD, KEYS, only_record
+from tests.support.engine import AnyData, run_burst
+from tests.support.entries import ALICE, DEAD, KEYS, STREAM, event, only_record
 from workers import operations
 from workers.config import EngineConfig
 from workers.errors import ActionFailed, ActionRefused

@@ -16,8 +16,8 @@ import pytest
 import redis
 from django.contrib.auth.models import User
 
-from tests.conftest import ROOT
 from tests.production_env import MODE_VARIABLES, production_env
+from tests.support.processes import ROOT
 from workers.embedded import EmbeddedValkey
 from workers.management.commands.up import ensure_admin
 

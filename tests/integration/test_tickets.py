@@ -6,7 +6,7 @@ import pytest
 import redis
 from django.db import transaction
 
-from tests.integration.helpers import run_burst
+from tests.support.engine import run_burst
 from workers.config import EngineConfig
 from workers.examples.tickets.models import Ticket
 from workers.models import AgentRun, OutboxEvent, RunStatus

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 import redis
 
-from tests.integration.helpers import STREAM, AnyData, run_burst, xadd
+from tests.support.engine import STREAM, AnyData, run_burst, xadd
 from workers.config import EngineConfig
 from workers.events import Envelope, event_hash
 from workers.models import AgentRun, TimelineStep

@@ -17,7 +17,7 @@ from django.db import connection, connections
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.integration.helpers import STREAM, AnyData, counters, pending, run_burst, xadd
+from tests.support.engine import STREAM, AnyData, counters, pending, run_burst, xadd
 from workers.config import EngineConfig
 from workers.models import AgentRun, RunStatus, TimelineStep
 from workers.registry import Registry

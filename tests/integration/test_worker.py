@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 import redis
 
-from tests.integration.helpers import STREAM, AnyData, counters, pending, run_burst, run_many, xadd
+from tests.support.engine import STREAM, AnyData, counters, pending, run_burst, run_many, xadd
 from workers.config import EngineConfig
 from workers.models import AgentRun, RunStatus
 from workers.registry import Registry

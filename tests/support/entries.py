@@ -1,4 +1,4 @@
-"""Building pending entries and dead letters for the operator-action tests."""
+"""Pending entries, dead letters and live consumers, shaped as the engine leaves them."""
 
 from __future__ import annotations
 
@@ -12,9 +12,14 @@ import redis
 
 from workers import stats
 from workers.keys import Keys, dead_stream
+from workers.models import AuditRecord, Door
+from workers.operations import Actor
 
 STREAM = "streamdesk:events"
 GROUP = "agents"
+ALICE = Actor("alice", Door.CONSOLE)
+KEYS = Keys()
+DEAD = dead_stream(STREAM)
 
 
 def event(n: int, kind: str = "demo.echo") -> str:
@@ -76,3 +81,8 @@ def live_consumer(
     with r.pipeline(transaction=False) as pipe:
         stats.queue_heartbeat(pipe, Keys(), consumer, info, ttl_s, int(time.time() * 1000))  # type: ignore[arg-type]
         pipe.execute()
+
+
+def only_record() -> AuditRecord:
+    [record] = AuditRecord.objects.all()
+    return record

@@ -1,4 +1,4 @@
-"""Running real workers in-process for integration tests."""
+"""Real workers run in-process (``run_burst``, ``run_many``); the stream's entries and counters."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict
 from workers.config import EngineConfig
 from workers.engine import Worker
 from workers.registry import Registry
-from workers.runs import RunStore
+from workers.runs import DjangoRunStore
 
 STREAM = "streamdesk:events"
 
@@ -35,7 +35,7 @@ async def _run(
         for _ in configs
     ]
     workers = [
-        Worker(c, client, registry, RunStore(), **services)
+        Worker(c, client, registry, DjangoRunStore(), **services)
         for c, client in zip(configs, clients, strict=True)
     ]
     try:

@@ -5,16 +5,14 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
-import time
 from collections import Counter
-from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
 import redis
 import redis.asyncio as aredis
 
-from tests.integration.helpers import STREAM, AnyData
+from tests.support.engine import STREAM, AnyData
 from workers.bus import xadd_many
 from workers.config import EngineConfig
 from workers.engine import Worker
@@ -22,7 +20,7 @@ from workers.events import Envelope, event_hash
 from workers.gate import Gate, Outcome
 from workers.keys import Keys
 from workers.registry import Registry
-from workers.runs import RunStore
+from workers.runs import DjangoRunStore
 
 GROUP = "agents"
 DEAD = f"{STREAM}:dead"
@@ -60,16 +58,6 @@ def counting_registry(runs: Counter[str]) -> Registry:
     return registry
 
 
-def wait_for(condition: Callable[[], bool], timeout_s: float, what: str) -> float:
-    """Seconds it took for ``condition`` to hold."""
-    start = time.monotonic()
-    while time.monotonic() - start < timeout_s:
-        if condition():
-            return time.monotonic() - start
-        time.sleep(0.02)
-    raise AssertionError(f"timed out after {timeout_s} s waiting for {what}")
-
-
 class Background:
     """A long-running (not burst) worker in its own thread and event loop, stopped the way
     SIGTERM stops one."""
@@ -82,7 +70,7 @@ class Background:
     async def _main(self) -> None:
         client = aredis.Redis.from_url(self.url, decode_responses=True)
         self.loop = asyncio.get_running_loop()
-        self.worker = Worker(self.config, client, self.registry, RunStore())
+        self.worker = Worker(self.config, client, self.registry, DjangoRunStore())
         self.ready.set()
         try:
             await self.worker.run()

@@ -1,0 +1,61 @@
+"""Real ``manage.py runworker`` processes, driven with real signals (the ``workers`` fixture)."""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+TIMINGS = ["--claim-idle-ms", "1500", "--lease-ms", "1000", "--concurrency", "8"]
+
+
+class Workers:
+    def __init__(self, env: dict[str, str], log_dir: Path) -> None:
+        self.env = env
+        self.log_dir = log_dir
+        self.procs: list[subprocess.Popen[bytes]] = []
+
+    def start(self, name: str, *args: str) -> subprocess.Popen[bytes]:
+        with open(self.log_dir / f"{name}.log", "wb") as log:  # the child keeps its own fd
+            proc = subprocess.Popen(
+                [sys.executable, "manage.py", "runworker", "--consumer", name, *TIMINGS, *args],
+                cwd=ROOT,
+                env=self.env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
+        self.procs.append(proc)
+        return proc
+
+    def log(self, name: str) -> str:
+        return (self.log_dir / f"{name}.log").read_text(errors="replace")
+
+    def exit_code(self, proc: subprocess.Popen[bytes], name: str, timeout_s: float) -> int:
+        """``proc``'s exit code. One still running at the deadline is sent SIGABRT, so its
+        log ends with every thread's stack (PYTHONFAULTHANDLER), and the test fails with it."""
+        try:
+            return proc.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            proc.send_signal(signal.SIGABRT)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(timeout=5)
+            pytest.fail(f"{name} still running after {timeout_s} s:\n{self.log(name)}")
+
+    def stop_all(self) -> None:
+        for proc in self.procs:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait(timeout=10)
+
+
+@pytest.fixture
+def workers(worker_env: dict[str, str], tmp_path: Path) -> Iterator[Workers]:
+    pool = Workers(worker_env, tmp_path)
+    yield pool
+    pool.stop_all()
