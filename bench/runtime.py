@@ -123,11 +123,11 @@ def preload(client: redis.Redis, subject: Subject, count: int) -> None:
 
 async def _run_worker(url: str, config: EngineConfig, reg: Registry, timeout_s: float) -> float:
     from workers.engine import Worker
-    from workers.runs import RunStore
+    from workers.runs import DjangoRunStore
 
     client = aredis.Redis.from_url(url, decode_responses=True, encoding_errors="replace")
     try:
-        worker = Worker(config, client, reg, RunStore(), budgets={BUDGET.name: BUDGET})
+        worker = Worker(config, client, reg, DjangoRunStore(), budgets={BUDGET.name: BUDGET})
         began = time.perf_counter()
         await asyncio.wait_for(worker.run(), timeout_s)
         return time.perf_counter() - began

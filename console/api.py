@@ -146,7 +146,10 @@ def _form_errors(form: Any) -> JsonResponse:
 
 
 def _act(
-    request: HttpRequest, table: dict[str, services.Action], action: str, where: dict[str, str]
+    request: HttpRequest,
+    table: dict[str, services.ConsoleAction],
+    action: str,
+    where: dict[str, str],
 ) -> JsonResponse:
     spec = table.get(action)
     data = _body(request)

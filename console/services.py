@@ -18,16 +18,16 @@ from console import action_forms as f
 from workers import operations
 from workers.audit import Result
 from workers.models import BulkJob, Door
-from workers.operations import Actor, Outcome
+from workers.operations import ActionOutcome, Actor
 from workers.redrive import find_letter
 from workers.steps import Kind
 from workers.timeline import PUBLISHED, Step
 
-Call = Callable[[Actor, dict[str, Any], dict[str, Any]], Outcome]
+Call = Callable[[Actor, dict[str, Any], dict[str, Any]], ActionOutcome]
 
 
 @dataclass(frozen=True, slots=True)
-class Action:
+class ConsoleAction:
     label: str
     form: type[forms.Form]
     call: Call
@@ -39,15 +39,15 @@ def actor(user: Any, door: Door) -> Actor:
     return Actor(user.get_username(), door)
 
 
-GROUP_ACTIONS: dict[str, Action] = {
-    "claim": Action(
+GROUP_ACTIONS: dict[str, ConsoleAction] = {
+    "claim": ConsoleAction(
         "Claim",
         f.ClaimForm,
         lambda a, where, d: operations.claim(
             a, where["stream"], where["group"], d["ids"], d["consumer"], dry_run=d["dry_run"]
         ),
     ),
-    "claim-all": Action(
+    "claim-all": ConsoleAction(
         "Claim all entries of a consumer",
         f.ClaimAllForm,
         lambda a, where, d: operations.claim_all(
@@ -60,7 +60,7 @@ GROUP_ACTIONS: dict[str, Action] = {
         ),
         confirm="Claim every pending entry of this consumer?",
     ),
-    "remove-consumer": Action(
+    "remove-consumer": ConsoleAction(
         "Remove consumer",
         f.ConsumerForm,
         lambda a, where, d: operations.remove_consumer(
@@ -68,14 +68,14 @@ GROUP_ACTIONS: dict[str, Action] = {
         ),
         confirm="Remove this consumer? Refused while it has pending entries.",
     ),
-    "retry": Action(
+    "retry": ConsoleAction(
         "Retry now",
         f.IdsForm,
         lambda a, where, d: operations.retry_now(
             a, where["stream"], where["group"], d["ids"], dry_run=d["dry_run"]
         ),
     ),
-    "deadletter": Action(
+    "deadletter": ConsoleAction(
         "Dead-letter",
         f.DeadLetterForm,
         lambda a, where, d: operations.dead_letter(
@@ -83,7 +83,7 @@ GROUP_ACTIONS: dict[str, Action] = {
         ),
         confirm="Move the selected entries to the dead letters?",
     ),
-    "pause": Action(
+    "pause": ConsoleAction(
         "Pause",
         f.GroupForm,
         lambda a, where, d: operations.pause(
@@ -91,7 +91,7 @@ GROUP_ACTIONS: dict[str, Action] = {
         ),
         confirm="Pause this group? Workers stop taking new entries within a second.",
     ),
-    "resume": Action(
+    "resume": ConsoleAction(
         "Resume",
         f.GroupForm,
         lambda a, where, d: operations.resume(
@@ -101,20 +101,22 @@ GROUP_ACTIONS: dict[str, Action] = {
 }
 
 
-def _redrive(a: Actor, where: dict[str, Any], d: dict[str, Any]) -> Outcome:
+def _redrive(a: Actor, where: dict[str, Any], d: dict[str, Any]) -> ActionOutcome:
     if d.get("all"):
         return operations.redrive(a, where["stream"], filter=d["filter"], dry_run=d["dry_run"])
     return operations.redrive(a, where["stream"], ids=d["ids"], dry_run=d["dry_run"])
 
 
-def _purge(a: Actor, where: dict[str, Any], d: dict[str, Any]) -> Outcome:
+def _purge(a: Actor, where: dict[str, Any], d: dict[str, Any]) -> ActionOutcome:
     chosen: dict[str, Any] = {"filter": d["filter"]} if d.get("all") else {"ids": d["ids"]}
     return operations.purge(a, where["stream"], reason=d["reason"], dry_run=d["dry_run"], **chosen)
 
 
-DEAD_ACTIONS: dict[str, Action] = {
-    "redrive": Action("Retry", f.DeadFilterForm, _redrive),
-    "purge": Action("Purge", f.PurgeForm, _purge, confirm="Delete these dead letters for good?"),
+DEAD_ACTIONS: dict[str, ConsoleAction] = {
+    "redrive": ConsoleAction("Retry", f.DeadFilterForm, _redrive),
+    "purge": ConsoleAction(
+        "Purge", f.PurgeForm, _purge, confirm="Delete these dead letters for good?"
+    ),
 }
 
 
@@ -122,17 +124,17 @@ def preview(stream: str, form: f.DeadFilterForm) -> operations.Preview:
     return operations.preview_redrive(stream, form.cleaned_data["filter"])
 
 
-def rerun(user: Any, door: Door, event_hash: str, reason: str) -> Outcome:
+def rerun(user: Any, door: Door, event_hash: str, reason: str) -> ActionOutcome:
     return operations.force_rerun(actor(user, door), event_hash, reason)
 
 
-def retry_letter(user: Any, door: Door, stream: str, dead_id: str) -> Outcome:
+def retry_letter(user: Any, door: Door, stream: str, dead_id: str) -> ActionOutcome:
     """One dead letter's Retry button: redriven unless its event already ran (the gate and
     the database are asked first), so an event that succeeded meanwhile is not sent again."""
     return operations.redrive(actor(user, door), stream, ids=[dead_id], skip_done=True)
 
 
-def job_of(outcome: Outcome | None) -> BulkJob | None:
+def job_of(outcome: ActionOutcome | None) -> BulkJob | None:
     """The bulk job an action was queued as, for its total ("queued as job #7 (196 entries)")."""
     if outcome is None or outcome.job_id is None or outcome.outcome != Result.QUEUED:
         return None

@@ -63,7 +63,7 @@ class Settlement:
 
 
 @dataclass(slots=True)
-class Group:
+class HashGroup:
     """Deliveries of one event hash in one batch: the first leads, the rest wait on it."""
 
     leader: Runnable
@@ -103,7 +103,7 @@ def describe(exc: BaseException, limit: int = 8000) -> str:
 
 
 async def gate_groups(
-    gate: Gate, consumer: str, groups: list[Group]
+    gate: Gate, consumer: str, groups: list[HashGroup]
 ) -> tuple[list[Attempt], list[Delivery], list[Delivery]]:
     """Gate each group's leader; returns attempts to run, duplicates to ack, busy ones."""
     owners = [f"{consumer}/{g.leader.delivery.entry_id}" for g in groups]

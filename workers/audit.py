@@ -64,7 +64,7 @@ class Actor:
 
 
 @dataclass(frozen=True)
-class Outcome:
+class ActionOutcome:
     """What an action did. ``ids``: the entries acted on (or, for a dry run, that would be),
     the first 1,000; ``count`` says how many in all."""
 
@@ -122,7 +122,7 @@ class Entry:
             self.write(Result.REFUSED)
             raise
 
-    def write(self, result: Result, job: BulkJob | None = None) -> Outcome:
+    def write(self, result: Result, job: BulkJob | None = None) -> ActionOutcome:
         record = AuditRecord.objects.create(
             actor=self.actor.name,
             door=self.actor.door,
@@ -137,7 +137,7 @@ class Entry:
             detail=self.detail,
             job=job,
         )
-        return Outcome(
+        return ActionOutcome(
             action=self.action,
             stream=self.stream,
             group=self.group,

@@ -21,7 +21,7 @@ import redis
 from redis.asyncio import Redis
 
 from workers import bus
-from workers.attempts import Attempt, Group, Settlement, describe, gate_groups, run_record
+from workers.attempts import Attempt, HashGroup, Settlement, describe, gate_groups, run_record
 from workers.bus import Delivery
 from workers.config import EngineConfig
 from workers.context import Services
@@ -266,7 +266,7 @@ class Worker:
         )
         policy = self.config.retry_policy
         rejected = list(intake.rejected)
-        groups: dict[str, Group] = {}
+        groups: dict[str, HashGroup] = {}
         for runnable in intake.runnable:
             if policy.exhausted(runnable.delivery.deliveries):
                 rejected.append(self._exhausted(runnable))
@@ -275,7 +275,7 @@ class Worker:
             elif runnable.event.hash in groups:
                 groups[runnable.event.hash].followers.append(runnable.delivery)
             else:
-                groups[runnable.event.hash] = Group(runnable)
+                groups[runnable.event.hash] = HashGroup(runnable)
         leaders = list(groups.values())
         # The gate and the database's duplicate check do not depend on each other: both at
         # once, so an agent starts one round trip after its entry is read.

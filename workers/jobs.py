@@ -32,7 +32,7 @@ from django.utils import timezone
 from workers import inputs
 from workers.actions import ActionResult, DeadFilter
 from workers.attempts import describe
-from workers.audit import Action, Actor, Entry, Outcome, Result, ids_target
+from workers.audit import Action, ActionOutcome, Actor, Entry, Result, ids_target
 from workers.batches import Work
 from workers.errors import ActionRefused, InvalidAction, JobNotRunnable
 from workers.keys import Keys
@@ -111,7 +111,7 @@ def _target(params: dict[str, Any]) -> dict[str, Any]:
     return {"consumer": params.get("from_consumer", ""), "to": params.get("consumer", "")}
 
 
-def cancel(actor: Actor, job_id: int) -> Outcome:
+def cancel(actor: Actor, job_id: int) -> ActionOutcome:
     """Stop a job: at once if no runner holds it, else after the runner's current batch."""
     job = _get(job_id)
     entry = Entry(actor, Action.CANCEL_JOB, job.stream, job.group, {"job": job.pk})
@@ -137,10 +137,10 @@ def runnable_jobs() -> list[BulkJob]:
     return list(BulkJob.objects.filter(_runnable(timezone.now())).order_by("created_at", "pk"))
 
 
-def outcome(job: BulkJob) -> Outcome:
+def outcome(job: BulkJob) -> ActionOutcome:
     """A job's outcome as its audit record tells it (the record is final once the job ends)."""
     record = AuditRecord.objects.filter(job=job, action=job.action).order_by("pk").first()
-    return Outcome(
+    return ActionOutcome(
         action=job.action,
         stream=job.stream,
         group=job.group,

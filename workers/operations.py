@@ -24,7 +24,7 @@ import redis
 
 from workers import actions, group_consumers, inputs, jobs, lookup, rerun, runtime
 from workers.actions import ActionResult, DeadFilter
-from workers.audit import Action, Actor, Entry, Outcome, Result, failure_detail, ids_target
+from workers.audit import Action, ActionOutcome, Actor, Entry, Result, failure_detail, ids_target
 from workers.errors import ActionFailed, ActionRefused, InvalidAction, RedisUnavailable
 from workers.group_consumers import Target
 from workers.keys import Keys
@@ -32,8 +32,8 @@ from workers.preview import Preview, already_done, preview_redrive
 
 __all__ = [
     "DIRECT_MAX",
+    "ActionOutcome",
     "Actor",
-    "Outcome",
     "Preview",
     "claim",
     "claim_all",
@@ -65,7 +65,7 @@ def claim(
     *,
     target: Target = Target.LIVE,
     client: redis.Redis | None = None,
-) -> Outcome:
+) -> ActionOutcome:
     """Move pending entries to ``consumer`` (delivery counts unchanged); ``target`` says
     which consumers may take them (``group_consumers.Target``; refused: InvalidAction)."""
     stream, group = inputs.stream(stream), inputs.name("group", group)
@@ -93,7 +93,7 @@ def claim_all(
     *,
     target: Target = Target.LIVE,
     client: redis.Redis | None = None,
-) -> Outcome:
+) -> ActionOutcome:
     """Every pending entry of ``from_consumer`` (an orphaned one) to ``to_consumer``."""
     stream, group = inputs.stream(stream), inputs.name("group", group)
     source, to = inputs.name("from_consumer", from_consumer), inputs.name("consumer", to_consumer)
@@ -116,7 +116,7 @@ def claim_all(
 
 def remove_consumer(
     actor: Actor, stream: str, group: str, consumer: str, *, client: redis.Redis | None = None
-) -> Outcome:
+) -> ActionOutcome:
     """Delete a consumer from the group; refused while it has pending entries."""
     stream, group = inputs.stream(stream), inputs.name("group", group)
     consumer = inputs.name("consumer", consumer)
@@ -134,7 +134,7 @@ def retry_now(
     *,
     client: redis.Redis | None = None,
     claim_idle_ms: int | None = None,
-) -> Outcome:
+) -> ActionOutcome:
     """Let the next reclaim by any live worker take these pending entries now.
     ``claim_idle_ms``: the workers' setting (default: this process's engine config)."""
     stream, group, ids = inputs.stream(stream), inputs.name("group", group), inputs.entry_ids(ids)
@@ -161,7 +161,7 @@ def dead_letter(
     *,
     client: redis.Redis | None = None,
     keys: Keys | None = None,
-) -> Outcome:
+) -> ActionOutcome:
     """Move pending entries to the dead letters (a reason is required)."""
     stream, group, ids = inputs.stream(stream), inputs.name("group", group), inputs.entry_ids(ids)
     reason = inputs.reason(reason, required=True)
@@ -191,7 +191,7 @@ def redrive(
     skip_done: bool = False,
     client: redis.Redis | None = None,
     keys: Keys | None = None,
-) -> Outcome:
+) -> ActionOutcome:
     """Put dead letters (ids, or every one a filter matches) back on the stream.
     ``skip_done``: letters whose event already ran (gate or database) are skipped, not sent."""
     stream, reason = inputs.stream(stream), inputs.reason(reason, required=False)
@@ -217,7 +217,7 @@ def purge(
     dry_run: bool = False,
     client: redis.Redis | None = None,
     keys: Keys | None = None,
-) -> Outcome:
+) -> ActionOutcome:
     """Delete dead letters for good (ids, or every one a filter matches; a reason is required)."""
     stream, reason = inputs.stream(stream), inputs.reason(reason, required=True)
     c = _client(client)
@@ -238,7 +238,7 @@ def force_rerun(
     *,
     client: redis.Redis | None = None,
     keys: Keys | None = None,
-) -> Outcome:
+) -> ActionOutcome:
     """Run a finished event once more, on purpose (a reason is required); see ``rerun.py``."""
     event_hash, reason = inputs.event_hash(event_hash), inputs.reason(reason, required=True)
     entry = Entry(actor, Action.FORCE_RERUN, target={"event_hash": event_hash}, reason=reason)
@@ -254,7 +254,7 @@ def pause(
     *,
     client: redis.Redis | None = None,
     keys: Keys | None = None,
-) -> Outcome:
+) -> ActionOutcome:
     """Workers of the group stop reading new entries within a second."""
     stream, group = inputs.stream(stream), inputs.name("group", group)
     entry = Entry(actor, Action.PAUSE, stream, group)
@@ -284,7 +284,7 @@ def resume(
     *,
     client: redis.Redis | None = None,
     keys: Keys | None = None,
-) -> Outcome:
+) -> ActionOutcome:
     stream, group = inputs.stream(stream), inputs.name("group", group)
     entry = Entry(actor, Action.RESUME, stream, group)
     c, k = _client(client), _keys(keys)
@@ -312,7 +312,7 @@ def _on_ids(
     would: Callable[[], list[str]],
     act: Callable[[], ActionResult],
     job_params: dict[str, Any],
-) -> Outcome:
+) -> ActionOutcome:
     """A dry run, a direct action, or (over ``DIRECT_MAX`` ids) a bulk job."""
     if dry_run:
         entry.done_ids = _read(entry, would)
@@ -331,7 +331,7 @@ def _on_dead(
     f: DeadFilter | None,
     dry_run: bool,
     act: Callable[[list[str]], ActionResult],
-) -> Outcome:
+) -> ActionOutcome:
     """Redrive and purge: dead-letter ids (direct up to ``DIRECT_MAX``) or a filter (a job)."""
     entry.target = ids_target(ids) if f is None else jobs.filter_params(f)
     if f is not None and dry_run:
@@ -360,20 +360,20 @@ def _until_now(client: redis.Redis, f: DeadFilter) -> DeadFilter:
     return replace(f, until_ms=min(f.until_ms, now_ms) if f.until_ms else now_ms)
 
 
-def _dry_run(entry: Entry) -> Outcome:
+def _dry_run(entry: Entry) -> ActionOutcome:
     note = "dry run: nothing changed"
     entry.detail = f"{note}; {entry.detail}" if entry.detail else note
     return entry.write(Result.DRY_RUN)
 
 
-def _queue(entry: Entry, params: dict[str, Any], total: int | None = None) -> Outcome:
+def _queue(entry: Entry, params: dict[str, Any], total: int | None = None) -> ActionOutcome:
     job = jobs.create(
         entry.actor, entry.action, entry.stream, entry.group, params, entry.reason, total=total
     )
     return jobs.outcome(job)
 
 
-def _apply(entry: Entry, act: Callable[[], ActionResult]) -> Outcome:
+def _apply(entry: Entry, act: Callable[[], ActionResult]) -> ActionOutcome:
     def step() -> None:
         result = act()
         entry.count, entry.skipped = len(result.done), len(result.skipped)
@@ -389,7 +389,7 @@ def _read(entry: Entry, fn: Callable[[], T]) -> T:
     return entry.guarded(lambda: group_consumers.translated(entry.stream, entry.group, fn))
 
 
-def _run(entry: Entry, step: Callable[[], None]) -> Outcome:
+def _run(entry: Entry, step: Callable[[], None]) -> ActionOutcome:
     """Do the action and write its one audit record, whatever happens: ``noop`` when it
     did nothing (every id skipped, already paused), ``refused``, ``failed``..."""
     try:

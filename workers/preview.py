@@ -14,7 +14,7 @@ from workers.errors import EventError
 from workers.events import decode_envelope, event_hash
 from workers.gate import GateState
 from workers.keys import EVENT_FIELD, Keys
-from workers.runs import RunStore
+from workers.runs import DjangoRunStore
 
 # Dead letters read at most per preview. Each letter read costs a JSON decode and hash (about
 # 0.1 ms); 200,000 took 9-24 s per GET and six at once slowed every page, so a preview reads
@@ -77,7 +77,7 @@ def already_done(client: redis.Redis, keys: Keys, raw_events: list[str]) -> int:
         for h in hashes:
             pipe.hget(keys.gate(h), "state")
         states = pipe.execute()
-    by_db = RunStore().done_among(
+    by_db = DjangoRunStore().done_among(
         [h for h, state in zip(hashes, states, strict=True) if state != GateState.DONE]
     )
     return sum(

@@ -94,7 +94,7 @@ def _select_sql(n: int) -> str:
     return f"SELECT event_hash, lease, status FROM {TABLE} WHERE event_hash IN ({marks})"
 
 
-class QuickLookup:
+class SqliteQuickLookup:
     """``done_among`` for a few hashes, called on the event loop's own thread: for a SQLite
     file, a lookup in the unique index takes microseconds, while a hop to the read thread
     and back costs two thread wake-ups (hundreds of microseconds on a virtual machine) on
@@ -135,7 +135,7 @@ def _values(
     ]  # fmt: skip
 
 
-class RunStore:
+class DjangoRunStore:
     """The Django implementation of the engine's run store.
 
     Methods are synchronous and open no transaction of their own: the engine's ``DbWriter``
@@ -164,12 +164,12 @@ class RunStore:
         """Before agents start: which of these events already succeeded (duplicates)."""
         return {h for h, _ in succeeded(hashes)} if hashes else set()
 
-    def quick_lookup(self) -> QuickLookup | None:
+    def quick_lookup(self) -> SqliteQuickLookup | None:
         """A ``done_among`` the event loop may call itself: for a SQLite file, else None."""
         name = str(connection.settings_dict["NAME"])
         if connection.vendor != "sqlite" or name == ":memory:" or name.startswith("file:"):
             return None
-        return QuickLookup(name)
+        return SqliteQuickLookup(name)
 
     def fence(self, runs: list[Run]) -> None:
         """Runs that took over an expired lease: from now on only they may commit."""

@@ -15,11 +15,11 @@ from console.browse import valid_id
 from console.views.access import HtmxHttpRequest, operator_required
 from workers.errors import InvalidAction, StreamdeskError
 from workers.models import Door
-from workers.operations import Outcome
+from workers.operations import ActionOutcome
 
 
 def _answer(
-    request: HtmxHttpRequest, outcome: Outcome | None, error: str = "", status: int = 200
+    request: HtmxHttpRequest, outcome: ActionOutcome | None, error: str = "", status: int = 200
 ) -> HttpResponse:
     if request.htmx:
         context = {"outcome": outcome, "error": error, "job": services.job_of(outcome)}
@@ -45,7 +45,10 @@ def _run(request: HtmxHttpRequest, call: Any) -> HttpResponse:
 
 
 def _act(
-    request: HtmxHttpRequest, table: dict[str, services.Action], action: str, where: dict[str, str]
+    request: HtmxHttpRequest,
+    table: dict[str, services.ConsoleAction],
+    action: str,
+    where: dict[str, str],
 ) -> HttpResponse:
     spec = table.get(action)
     if spec is None:

@@ -10,7 +10,7 @@ from django.utils import timezone
 
 from workers.models import AgentRun, RunStatus
 from workers.records import Finish, Run
-from workers.runs import RunStore
+from workers.runs import DjangoRunStore
 
 pytestmark = pytest.mark.django_db
 
@@ -37,7 +37,7 @@ def ok(r: Run, result: object = None) -> Finish:
 
 
 def test_first_attempt_commits_without_a_prior_row() -> None:
-    store = RunStore()
+    store = DjangoRunStore()
     a = run("h", "a/1-0#1")
     assert store.done_among(["h"]) == set()
     assert not AgentRun.objects.exists()  # nothing written before the result
@@ -52,7 +52,7 @@ def test_first_attempt_commits_without_a_prior_row() -> None:
 
 
 def test_takeover_fences_out_the_paused_owner() -> None:
-    store = RunStore()
+    store = DjangoRunStore()
     stale, fresh = run("h", "a/1-0#1"), run("h", "b/1-0#2", token=2, takeover=True)
     store.fence([fresh])
     assert AgentRun.objects.get(event_hash="h").fence == "b/1-0#2"
@@ -63,7 +63,7 @@ def test_takeover_fences_out_the_paused_owner() -> None:
 
 
 def test_a_success_is_never_overwritten() -> None:
-    store = RunStore()
+    store = DjangoRunStore()
     a, b = run("h", "a/1-0#1"), run("h", "b/1-0#2", token=2)
     store.commit([ok(a, 1)])
     assert store.commit([ok(b, 2)]) == set()
@@ -73,7 +73,7 @@ def test_a_success_is_never_overwritten() -> None:
 
 
 def test_succeeded_events_are_reported_as_duplicates() -> None:
-    store = RunStore()
+    store = DjangoRunStore()
     store.commit([ok(run("h", "a/1-0#1"), 1)])
     assert store.done_among(["h", "other"]) == {"h"}
     store.fence([run("h", "c/2-0#1", takeover=True)])
@@ -82,7 +82,7 @@ def test_succeeded_events_are_reported_as_duplicates() -> None:
 
 @pytest.mark.django_db(transaction=True)
 def test_the_event_loops_quick_lookup_agrees_with_the_read_thread_and_only_reads() -> None:
-    store = RunStore()
+    store = DjangoRunStore()
     store.commit([ok(run("h", "a/1-0#1"), 1)])
     store.fail([Finish(run("f", "a/2-0#1"), 1.0, error="boom")])
     quick = store.quick_lookup()
@@ -100,14 +100,14 @@ def test_the_event_loops_quick_lookup_agrees_with_the_read_thread_and_only_reads
 
 
 def test_commit_is_idempotent() -> None:
-    store = RunStore()
+    store = DjangoRunStore()
     a = run("h", "a/1-0#1")
     assert store.commit([ok(a, 1)]) == {"a/1-0#1"}
     assert store.commit([ok(a, 1)]) == {"a/1-0#1"}
 
 
 def test_batch_commit_mixes_fenced_and_current() -> None:
-    store = RunStore()
+    store = DjangoRunStore()
     store.fence([run("h2", "b/2-0#2", token=2, takeover=True)])
     committed = store.commit([ok(run("h1", "a/1-0#1"), "x"), ok(run("h2", "a/2-0#1"), "y")])
     assert committed == {"a/1-0#1"}
@@ -115,7 +115,7 @@ def test_batch_commit_mixes_fenced_and_current() -> None:
 
 
 def test_failure_is_recorded_and_a_retry_succeeds() -> None:
-    store = RunStore()
+    store = DjangoRunStore()
     store.fail([Finish(run("h", "a/1-0#1"), 2.0, error="boom")])
     row = AgentRun.objects.get(event_hash="h")
     assert (row.status, row.error, row.attempts) == (RunStatus.FAILED, "boom", 1)
@@ -125,7 +125,7 @@ def test_failure_is_recorded_and_a_retry_succeeds() -> None:
 
 
 def test_many_rows_in_one_batch() -> None:
-    store = RunStore()
+    store = DjangoRunStore()
     runs = [run(f"h{i}", f"a/{i}-0#1") for i in range(1200)]  # more than one chunk
     assert len(store.commit([ok(r, i) for i, r in enumerate(runs)])) == 1200
     assert AgentRun.objects.filter(status=RunStatus.SUCCEEDED).count() == 1200

@@ -19,7 +19,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from workers import jobs
 from workers.actions import DeadFilter
-from workers.audit import Actor, Outcome, Result
+from workers.audit import ActionOutcome, Actor, Result
 from workers.errors import StreamdeskError
 from workers.models import BulkJob, Door, JobStatus
 from workers.runtime import engine_config, redis_client
@@ -100,7 +100,7 @@ def dead_filter(options: dict[str, Any]) -> DeadFilter | None:
     return f if options["all"] or f != DeadFilter() else None
 
 
-def render(outcome: Outcome) -> str:
+def render(outcome: ActionOutcome) -> str:
     where = outcome.stream + (f" group {outcome.group}" if outcome.group else "")
     verb = "would act on" if outcome.outcome == Result.DRY_RUN else "done"
     line = f"{outcome.action} on {where}: {outcome.outcome}"
@@ -133,7 +133,7 @@ def interrupt_sets(stop: threading.Event) -> Iterator[None]:
         signal.signal(signal.SIGINT, previous)
 
 
-def nothing_done(outcome: Outcome) -> bool:
+def nothing_done(outcome: ActionOutcome) -> bool:
     """Asked to act and did nothing: a ``noop``, or a bulk job that skipped everything."""
     if outcome.outcome == Result.NOOP:
         return True
@@ -143,7 +143,7 @@ def nothing_done(outcome: Outcome) -> bool:
 class ActionCommand(BaseCommand):
     """Calls one operation, runs the bulk job it queued (unless ``--background``), prints."""
 
-    def perform(self, options: dict[str, Any], call: Callable[[], Outcome]) -> None:
+    def perform(self, options: dict[str, Any], call: Callable[[], ActionOutcome]) -> None:
         try:
             outcome = call()
             if outcome.outcome == Result.QUEUED and not options.get("background"):
@@ -156,7 +156,7 @@ class ActionCommand(BaseCommand):
         """What to print for an action that raised (a command may add a hint)."""
         return str(exc)
 
-    def emit(self, outcome: Outcome, as_json: bool) -> None:
+    def emit(self, outcome: ActionOutcome, as_json: bool) -> None:
         self.stdout.write(json.dumps(outcome.as_dict()) if as_json else render(outcome))
         if outcome.outcome in FAILED:
             raise CommandError(f"{outcome.action} {outcome.outcome}: {outcome.detail}")
@@ -164,7 +164,7 @@ class ActionCommand(BaseCommand):
             why = f" ({outcome.detail})" if outcome.detail else ""
             raise CommandError(f"{outcome.action}: nothing done{why}", returncode=1)
 
-    def run_job(self, job_id: int) -> Outcome:
+    def run_job(self, job_id: int) -> ActionOutcome:
         """Run a bulk job here, progress on stderr; Ctrl-C hands it back, queued."""
         stop = threading.Event()
         owner = f"{cli_actor().name}:{os.getpid()}"

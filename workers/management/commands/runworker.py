@@ -17,7 +17,7 @@ from workers.management.commands.relay import relay_config
 from workers.recorder import RecorderThread, start_recorder
 from workers.registry import default_registry
 from workers.relay import Relay
-from workers.runs import RunStore
+from workers.runs import DjangoRunStore
 from workers.runtime import engine_config, llm_config, rate_budgets, redis_client, redis_url
 from workers.serve import serve
 
@@ -103,7 +103,7 @@ class Command(BaseCommand):
                     config,
                     redis_url(),
                     default_registry,
-                    RunStore(),
+                    DjangoRunStore(),
                     rate_budgets(),
                     llm_config(),
                 )
