@@ -1,8 +1,8 @@
 """The worker: read -> gate -> run -> settle, with reclaim, leases and heartbeats beside it.
 
-Round trips are per batch, never per event: one XREADGROUP, one gate pipeline, one
-database claim, then, as agents finish, one database commit and one settle pipeline
-(gate done + XACK + counters) for everything that finished together.
+Round trips are per batch, never per event: one XREADGROUP, one gate pipeline beside one
+database read (which events already succeeded), then, as agents finish, one database commit
+and one settle pipeline (gate done + XACK + counters) for everything that finished together.
 """
 
 from __future__ import annotations
