@@ -3,6 +3,7 @@ subprocess workers and the browser. Test modules import from here, never from ea
 
 - ``wait``: the one ``wait_for``;
 - ``engine``: in-process burst workers (``run_burst``), ``xadd``, the stream's counters;
+- ``memory_store``: an in-memory run store, so engine decisions are tested without a database;
 - ``entries``: pending entries, dead letters and live consumers built as the engine leaves them;
 - ``actions``: the operator-action tests' events, owners, a background worker, the gate;
 - ``console``: the console tier's paths, signed-in sockets and clients;
