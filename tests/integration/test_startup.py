@@ -19,7 +19,7 @@ from django.contrib.auth.models import User
 from tests.production_env import MODE_VARIABLES, production_env
 from tests.support.processes import ROOT
 from workers.embedded import EmbeddedValkey
-from workers.management.commands.up import ensure_admin
+from workers.management.commands.up import PASSWORD_FILE, ensure_admin
 
 
 def test_runworker_refuses_an_unmigrated_database(tmp_path: Path, redis_url: str) -> None:
@@ -42,18 +42,25 @@ def test_runworker_refuses_an_unmigrated_database(tmp_path: Path, redis_url: str
 
 
 @pytest.mark.django_db
-def test_up_creates_admin_once(db: Any) -> None:
-    password = ensure_admin()
-    assert password and len(password) >= 12
+def test_up_creates_admin_once(db: Any, tmp_path: Path) -> None:
+    first = ensure_admin(tmp_path)
+    assert first.created and first.password_file == tmp_path / PASSWORD_FILE
+    password = first.password_file.read_text().strip()
+    assert len(password) >= 12
+    assert stat.S_IMODE(first.password_file.stat().st_mode) == 0o600  # the owner's alone
     admin = User.objects.get(username="admin")
     assert admin.is_superuser and admin.is_staff and admin.check_password(password)
-    assert ensure_admin() is None  # a superuser exists: nothing new, no password printed
+    again = ensure_admin(tmp_path)  # a superuser exists: nothing new, the same password
+    assert not again.created and again.exists and again.password_file == first.password_file
+    assert User.objects.get(username="admin").check_password(password)
 
 
 @pytest.mark.django_db
-def test_up_leaves_an_existing_admin_alone(db: Any) -> None:
+def test_up_leaves_an_existing_admin_alone(db: Any, tmp_path: Path) -> None:
     User.objects.create_user("admin", password="theirs")
-    assert ensure_admin() is None
+    found = ensure_admin(tmp_path)
+    assert not found.created and found.exists and found.password_file is None
+    assert not (tmp_path / PASSWORD_FILE).exists()
     assert User.objects.get(username="admin").check_password("theirs")
 
 
