@@ -12,7 +12,7 @@ from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
 
-from console import realtime, sampler
+from console import realtime, ticker
 from console.roles import can_operate, can_view
 
 MAX_SUBSCRIPTIONS = 100
@@ -50,7 +50,7 @@ class DashboardConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]
         self.checked_at = time.monotonic()
         await self.channel_layer.group_add(realtime.DASHBOARD_GROUP, self.channel_name)
         await self.accept()
-        sampler.ensure_running()
+        ticker.ensure_running()
 
     async def disconnect(self, code: int) -> None:
         await self.channel_layer.group_discard(realtime.DASHBOARD_GROUP, self.channel_name)

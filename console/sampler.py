@@ -10,7 +10,6 @@ recorder (workers/recorder.py), whether or not a browser is open.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -204,29 +203,3 @@ class Sampler:
                 log.warning("console sampler tick failed: %s", exc)
             elapsed = asyncio.get_running_loop().time() - started
             await asyncio.sleep(max(TICK_S - elapsed, 0.05))
-
-
-_task: asyncio.Task[None] | None = None
-
-
-def ensure_running() -> None:
-    """Start this process's sampler on the running loop, once."""
-    global _task
-    loop = asyncio.get_running_loop()
-    if _task is not None and not _task.done() and _task.get_loop() is loop:
-        return
-    from console.background import ensure_job_runner
-    from console.runtime import make_sampler
-
-    ensure_job_runner()
-    _task = loop.create_task(make_sampler().run(), name="console-sampler")
-
-
-async def stop() -> None:
-    """Cancel the sampler (tests; a daphne process simply exits)."""
-    global _task
-    task, _task = _task, None
-    if task is not None and task.get_loop() is asyncio.get_running_loop():
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task

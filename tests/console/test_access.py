@@ -75,9 +75,9 @@ async def test_socket_cross_origin_is_refused(r: Any, staff_client: Client) -> N
 
 @pytest.mark.asyncio
 async def test_socket_staff_is_accepted(r: Any, staff_client: Client) -> None:
-    from console import sampler
+    from console import ticker
 
     try:
         assert await connects([ORIGIN, cookie_header(staff_client)])
     finally:
-        await sampler.stop()
+        await ticker.stop()

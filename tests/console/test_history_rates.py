@@ -10,7 +10,7 @@ import pytest
 import redis
 from django.test import Client
 
-from console import charts, realtime, sampler
+from console import charts, realtime, ticker
 from console.runtime import keys, make_sampler
 from tests.support.console import next_tick, open_socket
 from tests.support.engine import STREAM
@@ -83,4 +83,4 @@ async def test_a_socket_gets_only_its_pages_charts(r: redis.Redis, staff_client:
         )
     finally:
         await communicator.disconnect()
-        await sampler.stop()
+        await ticker.stop()

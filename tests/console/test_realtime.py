@@ -11,7 +11,7 @@ import redis
 from channels.testing import WebsocketCommunicator
 from django.test import Client
 
-from console import sampler
+from console import ticker
 from tests.support.console import next_tick, open_socket, process
 from tests.support.engine import STREAM
 from workers import publish
@@ -42,7 +42,7 @@ async def test_published_events_move_the_next_push(
         assert await processed_in(communicator) == 6
     finally:
         await communicator.disconnect()
-        await sampler.stop()
+        await ticker.stop()
 
 
 async def test_a_page_gets_only_its_fragments(
@@ -57,7 +57,7 @@ async def test_a_page_gets_only_its_fragments(
         assert "Consumers" in tick["fragments"][f"group:{STREAM}:agents"]
     finally:
         await communicator.disconnect()
-        await sampler.stop()
+        await ticker.stop()
 
 
 async def test_two_sockets_share_one_sampler(r: redis.Redis, staff_client: Client) -> None:
@@ -75,7 +75,7 @@ async def test_two_sockets_share_one_sampler(r: redis.Redis, staff_client: Clien
     finally:
         await first.disconnect()
         await second.disconnect()
-        await sampler.stop()
+        await ticker.stop()
 
 
 async def test_a_failing_stream_does_not_stop_the_push_for_the_others(
@@ -98,4 +98,4 @@ async def test_a_failing_stream_does_not_stop_the_push_for_the_others(
         assert "Length" in fragments[f"stream:{STREAM}"]
     finally:
         await communicator.disconnect()
-        await sampler.stop()
+        await ticker.stop()

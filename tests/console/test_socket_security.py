@@ -16,7 +16,7 @@ from django.contrib.auth.models import Group, User
 from django.test import Client, override_settings
 from django.urls import path
 
-from console import realtime, sampler
+from console import realtime, ticker
 from console.asgi import application
 from console.consumers import SIGNED_OUT_CODE, DashboardConsumer
 from tests.support.console import cookie_header, process
@@ -38,7 +38,7 @@ async def connects(client: Client, headers: list[tuple[bytes, bytes]]) -> bool:
     )
     connected, _ = await communicator.connect()
     await communicator.disconnect()
-    await sampler.stop()
+    await ticker.stop()
     return bool(connected)
 
 
@@ -94,7 +94,7 @@ async def pushed_fragments(client: Client, names: list[str]) -> dict[str, str]:
         return tick["fragments"]  # type: ignore[no-any-return]
     finally:
         await communicator.disconnect()
-        await sampler.stop()
+        await ticker.stop()
 
 
 async def test_viewer_socket_never_gets_operator_fragment(
@@ -160,7 +160,7 @@ async def test_demoted_operator_socket_loses_operator_fragment(
         assert OPERATOR_MARK not in await next_group_fragment(communicator)
     finally:
         await communicator.disconnect()
-        await sampler.stop()
+        await ticker.stop()
 
 
 async def test_signed_out_socket_is_closed(r: redis.Redis, staff_client: Client) -> None:
@@ -177,4 +177,4 @@ async def test_signed_out_socket_is_closed(r: redis.Redis, staff_client: Client)
         # Ends the consumer's task: left running, its last session read kept a database
         # connection open, and PostgreSQL then refused to drop the test database.
         await communicator.disconnect()
-        await sampler.stop()
+        await ticker.stop()
