@@ -84,18 +84,24 @@ def test_release_by_a_stale_owner_changes_nothing(r: redis.Redis, redis_url: str
 
 
 def test_renew_keeps_a_long_agent_from_being_taken_over(r: redis.Redis, redis_url: str) -> None:
+    # Four renewals 0.3 s apart outlast the 1 s lease (b asks 1.2 s or more after a's acquire,
+    # asyncio.sleep never ends early); a renewal that came more than a lease late (a loaded
+    # machine stalling the loop) would lose it, so each gap leaves 0.7 s of slack.
     async def go(gate: Gate, client: aredis.Redis) -> list[object]:
         [a] = await gate.acquire_many([("h", "a/1")])
+        first_until = int(await client.hget("streamdesk:idem:h", "lease_until") or 0)
         held = []
         for _ in range(4):
-            await asyncio.sleep(0.05)
+            await asyncio.sleep(0.3)
             held += await gate.renew_many([("h", "a/1", a.token)])
+        seconds, micros = await client.time()
         [b] = await gate.acquire_many([("h", "b/2")])
-        return [held, b]
+        return [held, b, seconds * 1000 + micros // 1000 - first_until]
 
-    held, b = run(with_gate(redis_url, 120, go))
+    held, b, past_first_lease_ms = run(with_gate(redis_url, 1000, go))
     assert held == [True] * 4
     assert b.outcome is Outcome.BUSY
+    assert past_first_lease_ms > 0  # by the server's clock, as the gate counts
 
 
 def test_renew_reports_a_lost_lease(r: redis.Redis, redis_url: str) -> None:

@@ -17,6 +17,7 @@ from workers.config import EngineConfig
 from workers.context import rate_limited
 from workers.defer import GRACE_MS, Deferrals, queue_defer
 from workers.errors import ConfigurationError
+from workers.keys import Keys
 from workers.models import AgentRun, RunStatus
 from workers.ratelimit import Budget, Limiter, levels, parse_budgets, queue_levels
 from workers.registry import Registry
@@ -42,14 +43,19 @@ def takes(redis_url: str, budget: Budget, holders: list[str]) -> list[tuple[bool
 def test_the_bucket_grants_its_burst_then_reserves_tokens_in_order(
     r: redis.Redis, redis_url: str
 ) -> None:
-    api = Budget("api", rate=10, burst=3)
+    # One token a second: the waits below are fractions of that interval, so the time this
+    # client takes between calls (on a loaded machine) eats into half a second, not 50 ms.
+    api = Budget("api", rate=1, burst=3)
     grants = takes(redis_url, api, ["a", "b", "c", "d", "e", "d"])
     assert [ok for ok, _ in grants[:3]] == [True] * 3
     (d_ok, d_wait), (e_ok, e_wait), (again_ok, again_wait) = grants[3:]
-    # d holds the next token (due in ~100 ms), e the one after; asking again keeps d's place.
-    assert not d_ok and 50 <= d_wait <= 100
-    assert not e_ok and d_wait + 50 <= e_wait <= 200
+    # d holds the next token (due in ~1 s), e the one after; asking again keeps d's place.
+    assert not d_ok and 500 <= d_wait <= 1000
+    assert not e_ok and d_wait + 500 <= e_wait <= 2000
     assert not again_ok and again_wait <= d_wait
+    # By the server's clock, which the bucket counts in: e's token is due one interval after d's.
+    d_due, e_due = (r.zscore(Keys(PREFIX).budget_held("api"), h) or 0 for h in ("d", "e"))
+    assert 999 <= e_due - d_due <= 1001
     time.sleep(d_wait / 1000 + 0.02)
     assert takes(redis_url, api, ["d"]) == [(True, 0)]
     # e's reservation is not due yet; a newcomer queues behind it.

@@ -6,6 +6,7 @@ import asyncio
 import json
 import threading
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -81,6 +82,19 @@ class Background:
         self.thread.start()
         assert self.ready.wait(10)
         return self.worker
+
+    def holds_after(self, seconds: float, condition: Callable[[], bool]) -> bool:
+        """Whether ``condition`` holds once ``seconds`` have passed on the worker's own event
+        loop, checked in that loop. Its timers fire in order of due time, so a worker step due
+        earlier (a pause poll, a paused wait) runs first even when a loaded machine delays the
+        whole loop; a wall-clock wait in the test's thread would count the delay against it."""
+
+        async def check() -> bool:
+            await asyncio.sleep(seconds)
+            return condition()
+
+        future = asyncio.run_coroutine_threadsafe(check(), self.loop)
+        return future.result(timeout=seconds + 30)
 
     def __exit__(self, *exc: object) -> None:
         self.loop.call_soon_threadsafe(self.worker.request_stop)
