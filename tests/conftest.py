@@ -17,11 +17,10 @@ import redis
 from django.conf import settings
 from django.db import connection, connections
 
+from tests.support.servers import remember
 from workers import runtime
 from workers.config import EngineConfig
 from workers.embedded import PrivateServer
-
-_private: list[PrivateServer] = []
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -38,18 +37,13 @@ def _no_background_job_runner() -> None:
     settings.STREAMDESK_JOB_RUNNER = False
 
 
-def private_server() -> PrivateServer | None:
-    """The suite's own server, or None when the suite runs on ``REDIS_URL``."""
-    return _private[0] if _private else None
-
-
 @pytest.fixture(scope="session")
 def redis_url() -> Iterator[str]:
     url = os.environ.get("REDIS_URL", "")
     server = None
     if not url:
         server = PrivateServer(Path(tempfile.mkdtemp(prefix="streamdesk-test-valkey-"))).start()
-        _private.append(server)
+        remember(server)
         url = server.url
     previous = settings.REDIS_URL
     settings.REDIS_URL = url

@@ -12,7 +12,12 @@ import redis
 from django.test import Client
 
 from tests.support.engine import counters, run_burst
-from tests.webhook_signing import github_headers, hmac_headers, slack_headers, stripe_headers
+from tests.support.webhook_signing import (
+    github_headers,
+    hmac_headers,
+    slack_headers,
+    stripe_headers,
+)
 from workers.config import EngineConfig
 from workers.events import decode_envelope, event_hash
 from workers.registry import Registry

@@ -12,7 +12,7 @@ from channels.testing import HttpCommunicator
 
 from console.asgi import application
 from console.body_limit import BodyLimits, LimitRequestBodies
-from tests.webhook_signing import hmac_headers
+from tests.support.webhook_signing import hmac_headers
 
 SOURCES = {"any": {"scheme": "hmac", "secret": "s3", "id_header": "X-Delivery"}}
 CHUNK = b"x" * 1000

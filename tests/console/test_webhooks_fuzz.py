@@ -10,7 +10,7 @@ from django.test import Client
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.webhook_signing import github_headers, hex_hmac
+from tests.support.webhook_signing import github_headers, hex_hmac
 
 SOURCES = {
     "gh": {"scheme": "github", "mapping": "github", "secret": "s"},

@@ -8,9 +8,9 @@ import signal
 import pytest
 import redis
 
-from tests.conftest import private_server
 from tests.support.engine import counters, pending, xadd
 from tests.support.processes import Workers
+from tests.support.servers import private_server
 from tests.support.wait import wait_for
 from workers.events import Envelope, event_hash
 from workers.models import AgentRun, RunStatus, TimelineStep

@@ -22,8 +22,8 @@ import pytest
 from django.contrib.auth.models import User
 from websockets.sync.client import connect
 
-from tests.production_env import production_env
 from tests.support.processes import ROOT
+from tests.support.production_env import production_env
 from tests.support.wait import wait_for
 from workers.embedded import free_port
 

@@ -15,7 +15,7 @@ import redis
 
 from tests.e2e.console_server import Console
 from tests.support.wait import wait_for
-from tests.webhook_signing import github_headers
+from tests.support.webhook_signing import github_headers
 
 pytestmark = pytest.mark.e2e
 

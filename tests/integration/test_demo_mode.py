@@ -13,8 +13,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from tests.production_env import MODE_VARIABLES
 from tests.support.processes import ROOT
+from tests.support.production_env import MODE_VARIABLES
 
 # What the settings installed, as JSON on the last line.
 SHOW = (

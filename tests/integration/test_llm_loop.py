@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 import redis
 
-from tests.llm_server import MODEL, ScriptedServer, scripted_server, text, tool_call
 from tests.support.engine import AnyData, run_burst, xadd
+from tests.support.llm_server import MODEL, ScriptedServer, scripted_server, text, tool_call
 from workers.config import EngineConfig
 from workers.llm.config import LLMConfig, Price
 from workers.llm.loop import run_tools

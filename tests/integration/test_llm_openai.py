@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from tests.llm_server import MODEL, scripted_server, text, tool_call
+from tests.support.llm_server import MODEL, scripted_server, text, tool_call
 from workers.llm.config import LLMConfig
 from workers.llm.errors import ModelCallFailed
 from workers.llm.models import Completion, OpenAIChatModel

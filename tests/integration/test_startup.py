@@ -16,8 +16,8 @@ import pytest
 import redis
 from django.contrib.auth.models import User
 
-from tests.production_env import MODE_VARIABLES, production_env
 from tests.support.processes import ROOT
+from tests.support.production_env import MODE_VARIABLES, production_env
 from workers.embedded import EmbeddedValkey
 from workers.management.commands.up import PASSWORD_FILE, ensure_admin
 

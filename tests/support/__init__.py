@@ -9,4 +9,7 @@ subprocess workers and the browser. Test modules import from here, never from ea
 - ``console``: the console tier's paths, signed-in sockets and clients;
 - ``processes``: real ``runworker`` subprocesses (``Workers``);
 - ``browser`` and ``operators``: Chromium under Playwright, signed in as staff or as a role.
+- ``servers``: the session's own Redis server; ``production_env``: a production-like environment;
+- ``llm_server``: a scripted OpenAI-compatible server; ``webhook_signing``: senders' signatures;
+- ``memory_store``: an in-memory ``RunStore``.
 """

@@ -9,7 +9,12 @@ from typing import Any
 import pytest
 from redis.crc import key_slot
 
-from tests.webhook_signing import github_headers, hmac_headers, slack_headers, stripe_headers
+from tests.support.webhook_signing import (
+    github_headers,
+    hmac_headers,
+    slack_headers,
+    stripe_headers,
+)
 from workers.errors import ConfigurationError, InvalidEventData, PayloadInvalid, SignatureInvalid
 from workers.events import Envelope, event_hash
 from workers.keys import Keys
