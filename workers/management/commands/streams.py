@@ -8,25 +8,57 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
+from workers import stats
 from workers.errors import StreamdeskError
 from workers.runtime import engine_config, redis_client
-from workers.status import Snapshot, snapshot
+from workers.sample import Sample, collect
 
 
-def render_text(snap: Snapshot) -> str:
+def as_dict(sample: Sample) -> dict[str, Any]:
+    """One JSON object: each stream with its groups, then the engine's counters in total."""
+    out: dict[str, Any] = {
+        "streams": [
+            {
+                "name": s.name,
+                "length": s.length,
+                "dead_letters": s.dead_letters,
+                "groups": [
+                    {
+                        "name": g.name,
+                        "consumers": len(g.consumers),
+                        "pending": g.pending,
+                        "lag": g.lag,
+                    }
+                    for g in s.groups
+                ],
+            }
+            for s in sample.streams
+        ]
+    }
+    out.update(totals(sample))
+    return out
+
+
+def totals(sample: Sample) -> dict[str, int]:
+    return {c: sum(s.counters.get(c, 0) for s in sample.streams) for c in stats.COUNTERS}
+
+
+def render_text(sample: Sample) -> str:
     lines: list[str] = []
-    for s in snap.streams:
+    for s in sample.streams:
         lines.append(f"{s.name}  length {s.length}  dead letters {s.dead_letters}")
+        if s.error:
+            lines.append(f"  this stream {s.error}")
         for g in s.groups:
             lag = "unknown" if g.lag is None else str(g.lag)
             lines.append(
-                f"  group {g.name}: {g.consumers} consumers, {g.pending} pending, lag {lag}"
+                f"  group {g.name}: {len(g.consumers)} consumers, {g.pending} pending, lag {lag}"
             )
         if not s.groups:
             lines.append("  (no consumer group yet)")
-    if not snap.streams:
+    if not sample.streams:
         lines.append("no streams yet")
-    counters = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in snap.counters.items())
+    counters = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in totals(sample).items())
     lines.append(f"engine: {counters}")
     return "\n".join(lines)
 
@@ -40,10 +72,11 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         try:
             config = engine_config()
-            snap = snapshot(redis_client(), config.keys, [config.stream])
+            # The console's own reader: the same figures, from summaries only.
+            sample = collect(redis_client(), config.keys, (config.stream,))
         except StreamdeskError as exc:
             raise CommandError(str(exc)) from exc
         if options["json"]:
-            self.stdout.write(json.dumps(snap.as_dict()))
+            self.stdout.write(json.dumps(as_dict(sample)))
         else:
-            self.stdout.write(render_text(snap))
+            self.stdout.write(render_text(sample))
