@@ -80,7 +80,8 @@ def test_operator_retries_a_dead_letter_in_one_click_and_sees_it_processed(
     page.evaluate("window.notReloaded = true")
 
     page.get_by_role("checkbox", name=f"Select {stuck}").check()
-    # The viewport (1280x800): docs/img/dead-letter-retry.png is a copy of this one.
+    # Kept with the test's files, for a failure to be looked at (the docs' pictures come from
+    # bench/screenshots.py).
     page.screenshot(path=str(tmp_path / "dead-letter-retry.png"))
     page.get_by_role("button", name="Retry", exact=True).click()
 
