@@ -9,6 +9,7 @@ import pytest
 import redis
 
 from tests.e2e.console_server import Console
+from tests.support.console import dead_letter_fields
 from tests.support.engine import STREAM
 from tests.support.wait import wait_for
 from workers import jobs, operations
@@ -25,20 +26,7 @@ def dead_letters(r: redis.Redis, count: int) -> None:
     with r.pipeline(transaction=False) as pipe:
         for n in range(count):
             event = {"type": "demo.echo", "source": "jobs-test", "id": f"d{n}", "data": {"n": n}}
-            pipe.xadd(
-                dead_stream(STREAM),
-                {
-                    "event": json.dumps(event),
-                    "stream": STREAM,
-                    "group": "agents",
-                    "entry_id": f"{n + 1}-0",
-                    "deliveries": "5",
-                    "reason": "max-deliveries",
-                    "error": "boom",
-                    "dead_at": "",
-                    "by": "w",
-                },
-            )
+            pipe.xadd(dead_stream(STREAM), dead_letter_fields(event, n))
         pipe.execute()
 
 

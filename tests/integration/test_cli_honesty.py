@@ -14,7 +14,7 @@ import pytest
 import redis
 from django.core.management import CommandError, call_command
 
-from tests.support.entries import GROUP, STREAM, dead_letters, pending_entries
+from tests.support.entries import GROUP, OUTCOME_KEYS, STREAM, dead_letters, pending_entries
 from workers.embedded import EmbeddedValkey
 from workers.models import AuditRecord
 
@@ -59,19 +59,7 @@ def test_json_output_is_the_outcome_object_when_nothing_is_done(r: redis.Redis) 
     error, out = refused_with_code("deadletter", "9-9", "--reason", "x", "--json")
     data = json.loads(out)
     assert (data["outcome"], data["count"], data["skipped"], error.returncode) == ("noop", 0, 1, 1)
-    assert set(data) == {
-        "action",
-        "stream",
-        "group",
-        "count",
-        "skipped",
-        "outcome",
-        "ids",
-        "new_ids",
-        "detail",
-        "job_id",
-        "audit_id",
-    }
+    assert set(data) == OUTCOME_KEYS
 
 
 def test_some_done_some_skipped_exits_0(r: redis.Redis) -> None:

@@ -7,14 +7,12 @@ mode variables (tests/settings.py sets ``STREAMDESK_DEMO=1`` for the rest of the
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
-from tests.support.processes import ROOT
-from tests.support.production_env import MODE_VARIABLES
+from tests.support import processes
+from tests.support.production_env import fresh_env
 
 # What the settings installed, as JSON on the last line.
 SHOW = (
@@ -48,18 +46,9 @@ EXAMPLE_APPS = {
 
 
 def manage(data_dir: Path, *args: str, **variables: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k not in MODE_VARIABLES}
-    env.pop("STREAMDESK_RATE_LIMITS", None)
-    env.update(STREAMDESK_DATA_DIR=str(data_dir), **variables)
-    return subprocess.run(
-        [sys.executable, "manage.py", *args],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    # The suite's own budgets out, before the test's variables (which may set them) go in.
+    env = {k: v for k, v in fresh_env(data_dir).items() if k != "STREAMDESK_RATE_LIMITS"}
+    return processes.manage({**env, **variables}, *args)
 
 
 def loaded(data_dir: Path, **variables: str) -> dict[str, Any]:

@@ -12,6 +12,7 @@ from tests.support.entries import (
     DEAD,
     GROUP,
     KEYS,
+    OUTCOME_KEYS,
     STREAM,
     dead_letters,
     event,
@@ -298,17 +299,5 @@ def test_outcome_as_dict_is_json_ready(r: redis.Redis) -> None:
     dead = dead_letters(r, 1)
     out = operations.redrive(ALICE, STREAM, ids=dead, client=r, keys=KEYS)
     data = json.loads(json.dumps(out.as_dict()))
-    assert set(data) == {
-        "action",
-        "stream",
-        "group",
-        "count",
-        "skipped",
-        "outcome",
-        "ids",
-        "new_ids",
-        "detail",
-        "job_id",
-        "audit_id",
-    }
+    assert set(data) == OUTCOME_KEYS
     assert (data["ids"], data["job_id"]) == (dead, None)

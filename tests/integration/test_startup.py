@@ -16,8 +16,8 @@ import pytest
 import redis
 from django.contrib.auth.models import User
 
-from tests.support.processes import ROOT
-from tests.support.production_env import MODE_VARIABLES, production_env
+from tests.support.processes import ROOT, manage
+from tests.support.production_env import fresh_env, production_env
 from workers.embedded import EmbeddedValkey
 from workers.management.commands.up import PASSWORD_FILE, ensure_admin
 
@@ -69,25 +69,6 @@ SHOW_MODE = (
     "print(settings.DEBUG, settings.STREAMDESK_DEMO, sorted(settings.STREAMDESK_WEBHOOKS), "
     "'demo.echo' in r, 'workers.examples.github' in settings.INSTALLED_APPS)"
 )
-
-
-def fresh_env(data_dir: Path, **variables: str) -> dict[str, str]:
-    """A shell with none of the mode variables set, its own data folder, and ``variables``."""
-    env = {k: v for k, v in os.environ.items() if k not in MODE_VARIABLES}
-    env.update(STREAMDESK_DATA_DIR=str(data_dir), **variables)
-    return env
-
-
-def manage(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "manage.py", *args],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
 
 
 def test_settings_without_secret_key_refuse_to_start(tmp_path: Path) -> None:

@@ -39,23 +39,28 @@ def pending_entries(r: redis.Redis, count: int = 4) -> list[str]:
     return ids
 
 
+def dead_letter_fields(event: dict[str, Any], n: int) -> dict[str, str]:
+    """The n-th dead letter as the engine writes it: ``event`` after 5 deliveries."""
+    return {
+        "event": json.dumps(event),
+        "stream": STREAM,
+        "group": "agents",
+        "entry_id": f"{n + 1}-0",
+        "deliveries": "5",
+        "reason": "max-deliveries",
+        "error": "boom",
+        "dead_at": "",
+        "by": "w",
+    }
+
+
 def dead_letters(r: redis.Redis, count: int = 3) -> list[str]:
     r.sadd("streamdesk:stats:streams", STREAM)
     return [
         str(
             r.xadd(
                 dead_stream(STREAM),
-                {
-                    "event": json.dumps({"type": "demo.echo", "id": f"d{n}", "data": {"n": n}}),
-                    "stream": STREAM,
-                    "group": "agents",
-                    "entry_id": f"{n + 1}-0",
-                    "deliveries": "5",
-                    "reason": "max-deliveries",
-                    "error": "boom",
-                    "dead_at": "",
-                    "by": "w",
-                },
+                dead_letter_fields({"type": "demo.echo", "id": f"d{n}", "data": {"n": n}}, n),
             )
         )
         for n in range(count)

@@ -86,3 +86,19 @@ def live_consumer(
 def only_record() -> AuditRecord:
     [record] = AuditRecord.objects.all()
     return record
+
+
+# An action's outcome as JSON (CLI --json, the API, ``ActionOutcome.as_dict``): docs/actions.md.
+OUTCOME_KEYS = {
+    "action",
+    "stream",
+    "group",
+    "count",
+    "skipped",
+    "outcome",
+    "ids",
+    "new_ids",
+    "detail",
+    "job_id",
+    "audit_id",
+}

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 import secrets
+from pathlib import Path
 
 from tests.support.processes import ROOT
 
@@ -26,3 +27,10 @@ def production_env(**overrides: str) -> dict[str, str]:
     """This process's environment without the suite's mode variables, plus the documented one."""
     env = {k: v for k, v in os.environ.items() if k not in MODE_VARIABLES}
     return {**env, **documented_env(), **overrides}
+
+
+def fresh_env(data_dir: Path, **variables: str) -> dict[str, str]:
+    """A shell with none of the mode variables set, its own data folder, and ``variables``."""
+    env = {k: v for k, v in os.environ.items() if k not in MODE_VARIABLES}
+    env.update(STREAMDESK_DATA_DIR=str(data_dir), **variables)
+    return env
