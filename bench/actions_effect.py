@@ -29,7 +29,7 @@ from django.db import connection
 from bench import actions_load as load
 from bench.actions_jobs import CLAIM_ALL, DEFAULT, OFF, REDRIVE, JobRun, run_job
 from bench.harness import PYTHON, BenchError, log_tail, spawn, stop, wait_until
-from workers.keys import Keys
+from workers.core.keys import Keys
 
 # Baseline, job, baseline, job...: every job window has a baseline on each side. Each job
 # at the default rate runs twice (the figure that matters, on a noisy machine), then each

@@ -2,10 +2,10 @@
 works it through. Imported by the bulk-actions benchmark's subprocess (Django set up here).
 
 Where the time goes is measured by wrapping, for the run only, the four steps of a batch in
-``workers/jobs.py``: reading the page (``Work.page``), acting on it (``Work.apply``: the Lua
-calls), saving cursor and counts (``jobs._save``: one UPDATE) and pacing (``jobs._pace``: the
-rate limit's sleep). The rest (the cancel check before each batch, taking and ending the
-job, the audit record) is "other". The wrappers cost two clock reads a batch.
+``workers/operations/jobs.py``: reading the page (``Work.page``), acting on it
+(``Work.apply``: the Lua calls), saving cursor and counts (``jobs._save``: one UPDATE) and pacing
+(``jobs._pace``: the rate limit's sleep). The rest (the cancel check before each batch, taking and
+ending the job, the audit record) is "other". The wrappers cost two clock reads a batch.
 """
 
 from __future__ import annotations
@@ -26,12 +26,13 @@ django.setup()
 import redis  # noqa: E402
 
 from bench.actions_load import GONE, GROUP, RESCUER, STREAM  # noqa: E402
-from workers import jobs, operations  # noqa: E402
-from workers.actions import DeadFilter  # noqa: E402
-from workers.audit import Actor  # noqa: E402
-from workers.batches import Work  # noqa: E402
-from workers.keys import Keys  # noqa: E402
+from workers import operations  # noqa: E402
+from workers.core.keys import Keys  # noqa: E402
 from workers.models import BulkJob, Door  # noqa: E402
+from workers.operations import jobs  # noqa: E402
+from workers.operations.actions import DeadFilter  # noqa: E402
+from workers.operations.batches import Work  # noqa: E402
+from workers.store.audit import Actor  # noqa: E402
 
 ACTOR = Actor("bench", Door.CLI)
 KEYS = Keys()
@@ -106,7 +107,7 @@ def queue(client: redis.Redis, action: str) -> int:
     if action == REDRIVE:
         out = operations.redrive(ACTOR, STREAM, filter=DeadFilter(), client=client, keys=KEYS)
     else:
-        out = operations.claim_all(ACTOR, STREAM, GROUP, GONE, RESCUER, client=client)
+        out = operations.claim_all(ACTOR, STREAM, GROUP, GONE, RESCUER, client=client, keys=KEYS)
     if out.job_id is None:
         raise RuntimeError(f"{action} did not queue a bulk job: {out}")
     return out.job_id

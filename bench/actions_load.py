@@ -2,7 +2,7 @@
 and a steady producer of new events.
 
 Everything is shaped as the engine writes it (``demo.echo`` envelopes with distinct ids,
-dead letters with ``workers.deadletter.DeadLetter``'s fields in its order), but built by Lua
+dead letters with ``workers.redis.deadletter.DeadLetter``'s fields in its order), but built by Lua
 scripts on the server, 10,000 entries a call: 100,000 of each take a second or two. Only
 for the benchmark's private server.
 
@@ -21,9 +21,9 @@ from typing import Any
 
 import redis
 
-from workers.deadletter import DeadLetter
-from workers.events import decode_envelope
-from workers.keys import DEFAULT_GROUP, DEFAULT_STREAM, EVENT_FIELD, dead_stream
+from workers.core.events import decode_envelope
+from workers.core.keys import DEFAULT_GROUP, DEFAULT_STREAM, EVENT_FIELD, dead_stream
+from workers.redis.deadletter import DeadLetter
 
 STREAM = DEFAULT_STREAM
 GROUP = DEFAULT_GROUP
@@ -32,7 +32,7 @@ RESCUER = "rescuer"  # where claim-all moves them
 CHUNK = 10_000  # entries per Lua call
 ECHO_TYPE = "demo.echo"
 PRODUCE_TICK_S = 0.02
-# What the engine writes as a dead letter's error (workers.settle: the agent kept failing).
+# What the engine writes as a dead letter's error (workers.engine.settle: the agent kept failing).
 ERROR = "Traceback (most recent call last):\n  ...\nValueError: echo %d: upstream answered 503"
 
 # KEYS: stream. ARGV: id prefix, first n, end n (exclusive). The same JSON as envelope().
@@ -46,7 +46,7 @@ return 1
 """
 
 # KEYS: dead stream. ARGV: first n, end n, stream, group, dead_at, error template, base ms.
-# The fields of workers.deadletter.DeadLetter, in its order (checked against it below).
+# The fields of workers.redis.deadletter.DeadLetter, in its order (checked against it below).
 XADD_DEAD = """
 local template = '{"type":"demo.echo","source":"bench","id":"dead-%d","data":{"n":%d}}'
 for n = tonumber(ARGV[1]), tonumber(ARGV[2]) - 1 do

@@ -23,7 +23,7 @@ import redis
 from bench import actions_load as load
 from bench.actions_effect import effect  # sets Django up (bench.actions_jobs), first
 from bench.actions_jobs import CLAIM_ALL, DEFAULT, DEFAULT_RATE, OFF, REDRIVE, JobRun, run_job
-from workers.keys import dead_stream
+from workers.core.keys import dead_stream
 
 
 def check(client: redis.Redis, run: JobRun, entries: int) -> None:

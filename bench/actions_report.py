@@ -312,7 +312,7 @@ No worker running. Each run starts from a freshly built data set ({r.entries:,} 
 letters, or {r.entries:,} entries read by `gone` and never acked) and is checked afterwards:
 the job `done`, every entry acted on once, none skipped, none left. Seconds are wall clock
 from the operation's call to `jobs.run` returning. Where they go, per step of a batch in
-`workers/jobs.py`: **read** the page (`scan_dead`: XRANGE of 500 letters and the filter;
+`workers/operations/jobs.py`: **read** the page (`scan_dead`: XRANGE of 500 letters and the filter;
 `pending_ids`: XPENDING of 500), **act** (the redrive's Lua call per 500 letters: XRANGE,
 XADD, XDEL each; the claim's `XCLAIM ... JUSTID` of 500), **save** cursor and counts (one
 UPDATE), **pace** (the rate limit's sleep), **other** (the cancel check before each batch,

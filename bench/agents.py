@@ -12,9 +12,9 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from workers.context import AgentContext
-from workers.events import Event
-from workers.registry import agent
+from workers.core.events import Event
+from workers.core.registry import agent
+from workers.runtime.context import AgentContext
 
 PROBE_TYPE = "bench.probe"
 

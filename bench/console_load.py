@@ -14,10 +14,10 @@ from dataclasses import dataclass
 
 import redis
 
-from workers import stats
-from workers.deadletter import DeadLetter
-from workers.events import decode_envelope
-from workers.keys import DEFAULT_GROUP, DEFAULT_STREAM, EVENT_FIELD, Keys, dead_stream
+from workers.core.events import decode_envelope
+from workers.core.keys import DEFAULT_GROUP, DEFAULT_STREAM, EVENT_FIELD, Keys, dead_stream
+from workers.redis import stats
+from workers.redis.deadletter import DeadLetter
 
 STREAM = DEFAULT_STREAM
 GROUP = DEFAULT_GROUP
@@ -83,7 +83,7 @@ class Built:
 
 
 def envelope(n: int, at: str) -> str:
-    """A small envelope that decodes (workers.events.decode_envelope), with a subject."""
+    """A small envelope that decodes (workers.core.events.decode_envelope), with a subject."""
     return json.dumps(
         {
             "type": "order.placed",
@@ -128,7 +128,7 @@ def _read_and_ack(client: redis.Redis, shape: Shape) -> list[str]:
 
 
 def _dead_letters(client: redis.Redis, count: int, entry_ids: list[str]) -> None:
-    """Shaped as the engine's (workers.settle: max-deliveries after the agent kept failing)."""
+    """Shaped as the engine's (engine/settle.py: max-deliveries after the agent kept failing)."""
     at = _now_iso()
     for start in range(0, count, CHUNK):
         with client.pipeline(transaction=False) as pipe:
@@ -162,7 +162,7 @@ def _counters(client: redis.Redis, shape: Shape) -> None:
         "reclaimed": shape.pending // 10,
         "deferred": 3,
     }
-    assert set(values) == set(stats.COUNTERS), "workers.stats.COUNTERS changed"
+    assert set(values) == set(stats.COUNTERS), "workers.redis.stats.COUNTERS changed"
     with client.pipeline(transaction=False) as pipe:
         pipe.hset(KEYS.stats(STREAM), mapping=values)
         pipe.sadd(KEYS.streams_index, STREAM)  # as producers and workers register a stream
@@ -170,7 +170,7 @@ def _counters(client: redis.Redis, shape: Shape) -> None:
 
 
 def heartbeats(client: redis.Redis) -> None:
-    """The four consumers as live runworkers (workers.housekeeping's heartbeat hash)."""
+    """The four consumers as live runworkers (workers.engine.housekeeping's heartbeat hash)."""
     now_ms = int(time.time() * 1000)
     with client.pipeline(transaction=False) as pipe:
         for n, consumer in enumerate(CONSUMERS):

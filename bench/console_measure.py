@@ -42,9 +42,9 @@ from console import browse  # noqa: E402
 from console.runtime import keys, make_sampler  # noqa: E402
 from console.sampler import Sampler  # noqa: E402
 from console.views.dashboard import current_overview  # noqa: E402
-from workers.history import RESOLUTIONS, to_point  # noqa: E402
-from workers.runtime import redis_client  # noqa: E402
-from workers.sample import collect  # noqa: E402
+from workers.from_settings import redis_client  # noqa: E402
+from workers.monitor.history import RESOLUTIONS, to_point  # noqa: E402
+from workers.monitor.sample import collect  # noqa: E402
 
 HOST = "127.0.0.1"
 STREAM_URL = f"/streams/{STREAM}/"

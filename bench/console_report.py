@@ -25,7 +25,7 @@ TARGET_MS = 50.0
 LARGE, SMALL = "large", "small"
 
 LABELS = {
-    "collect": ("`workers.sample.collect`", "one sample"),
+    "collect": ("`workers.monitor.sample.collect`", "one sample"),
     "current_overview": ("`views.dashboard.current_overview`", "sample, rates' baseline, rows"),
     "entries_page": ("`browse.entries_page`", "50 entries"),
     "pending_page": ("`browse.pending_page`", "50 pending entries"),
@@ -296,7 +296,7 @@ Both live on the benchmark's private Valkey, in databases 0 and 1. The stream
 to `bench-host-4`, one XREADGROUP COUNT 10000 each in turn) and acked all but every
 {big.entries // big.pending}th, so pending entries spread over the whole stream and all
 consumers; dead letters in `streamdesk:events:dead` shaped as
-`workers.deadletter.DeadLetter`; the engine counters; four live worker heartbeats; a full
+`workers.redis.deadletter.DeadLetter`; the engine counters; four live worker heartbeats; a full
 recorded history (300 + 360 + 1,440 points: 5 min, 1 h, 24 h). The {small.entries}-entry
 set keeps every entry pending and has {small.dead} dead letters, so every page shows its
 full 50 rows in both sets.
@@ -351,7 +351,7 @@ server's clock when the sample began); "received" is the client's clock, on the 
   console's first page after it starts reads and charts all 2,100 points, about 20 ms.
 * **Pending, filtered**: nothing matches, so `browse.pending_page` reads its bounded
   maximum (`MAX_SCAN`, 1,000 pending entries; all {small.pending} in the small set).
-* **Private server**: `workers.embedded.PrivateServer` on a free loopback port, no
+* **Private server**: `workers.redis.embedded.PrivateServer` on a free loopback port, no
   persistence; the data sets are built by `bench/console_load.py` (XADD and
   XREADGROUP + XACK run in Lua scripts, 10,000 entries a call).
 

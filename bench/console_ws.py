@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bench.harness import PYTHON, BenchError, log_tail, spawn, wait_until
-from workers.embedded import free_port
+from workers.redis.embedded import free_port
 
 SETTLE_S = 2.0  # after the last client subscribed, before the counting window opens
 GRACE_S = 2.0  # after the window closes: deliveries of its last tick still count

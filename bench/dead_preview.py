@@ -78,7 +78,7 @@ def main() -> None:
     args = parser.parse_args()
     data = Path(tempfile.mkdtemp(prefix="bench-preview-"))
     _environment(data)
-    from workers.embedded import PrivateServer
+    from workers.redis.embedded import PrivateServer
 
     server = PrivateServer(data / "valkey").start()
     os.environ["REDIS_URL"] = server.url

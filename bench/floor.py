@@ -5,7 +5,7 @@ One thread, synchronous, one batch at a time; it drains the stream and exits at 
 empty read (or on SIGTERM). Per batch of ``XREADGROUP COUNT 200`` (redis-py with hiredis):
 
 1. each entry is decoded and checked with the engine's own envelope decoder
-   (``workers.events.decode_envelope``), hashed (``event_hash``) and its data validated
+   (``workers.core.events.decode_envelope``), hashed (``event_hash``) and its data validated
    with the probe's schema (``ProbeData``);
 2. the idempotency gate: one pipeline of ``SET <gate key> running NX PX <lease>``, one per
    event (one round trip); only events whose SET succeeded run (``probe_result``, the clock
@@ -46,9 +46,9 @@ from typing import Any, cast
 import redis
 
 from bench.agents import ProbeData, probe_result
-from workers.config import EngineConfig
-from workers.events import decode_envelope, event_hash
-from workers.keys import EVENT_FIELD, Keys
+from workers.core.config import EngineConfig
+from workers.core.events import decode_envelope, event_hash
+from workers.core.keys import EVENT_FIELD, Keys
 
 COUNT = 200  # the raw loop's batch, and runworker's --batch-size in the benchmark
 CONSUMER = "floor-1"

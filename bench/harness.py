@@ -23,7 +23,7 @@ from typing import Any, cast
 import redis
 
 from bench.source import snapshot
-from workers.embedded import PrivateServer
+from workers.redis.embedded import PrivateServer
 
 ROOT = Path(__file__).resolve().parent.parent
 PYTHON = sys.executable

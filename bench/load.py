@@ -15,7 +15,7 @@ import redis
 
 from bench.agents import PROBE_TYPE
 from bench.harness import STREAM
-from workers.keys import EVENT_FIELD
+from workers.core.keys import EVENT_FIELD
 
 PIPELINE_CHUNK = 1_000
 

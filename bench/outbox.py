@@ -34,7 +34,7 @@ import redis
 
 from bench import outbox_report, sections
 from bench.harness import PYTHON, ROOT, BenchError, log_tail, wait_until
-from workers.embedded import PrivateServer
+from workers.redis.embedded import PrivateServer
 
 PG_ADMIN = "host=127.0.0.1 port=5432 user=postgres dbname=postgres connect_timeout=2"
 PG_DB = "streamdesk_bench_outbox"
@@ -96,7 +96,7 @@ def emit_rows(n: int, stream: str, per_txn: int) -> list[tuple[int, int]]:
     from django.db import transaction
 
     from bench.agents import PROBE_TYPE
-    from workers.outbox import emit
+    from workers.producers.outbox import emit
 
     out: list[tuple[int, int]] = []
     for start in range(0, n, per_txn):
@@ -112,8 +112,8 @@ def emit_rows(n: int, stream: str, per_txn: int) -> list[tuple[int, int]]:
 
 def throughput(client: redis.Redis, rows: int) -> dict[str, float]:
     from workers.models import OutboxEvent
-    from workers.producer import publish_envelopes
-    from workers.relay import Relay, envelope_of
+    from workers.producers.publish import publish_envelopes
+    from workers.producers.relay import Relay, envelope_of
 
     client.delete(THROUGHPUT_STREAM, CEILING_STREAM)
     began = time.perf_counter()
@@ -142,7 +142,7 @@ def throughput(client: redis.Redis, rows: int) -> dict[str, float]:
 
 def latency(env: dict[str, str], client: redis.Redis, args: argparse.Namespace, log: Path) -> Any:
     """Commit one-row transactions at ``args.rate`` while a relay subprocess sends them."""
-    from workers.bus import EVENT_FIELD
+    from workers.redis.bus import EVENT_FIELD
 
     with open(log, "wb") as out:
         proc = subprocess.Popen(
@@ -214,7 +214,7 @@ def main(argv: list[str] | None = None) -> int:
         )
         print(f"outbox bench: {pg or 'SQLite'}, Valkey {valkey}, {os.cpu_count()} CPUs", flush=True)
         setup_django(env)
-        from workers.relay import RelayConfig
+        from workers.producers.relay import RelayConfig
 
         runs = []
         for n in range(args.repeats):

@@ -282,10 +282,10 @@ METHOD = """## How it is measured
 
 * **Frozen code.** Every subprocess runs from a copy of the code taken when the run
   starts (the working tree, or `--ref`), so edits made during a run cannot mix versions.
-* **Private everything.** `bench/run.py` starts its own Valkey (`workers.embedded.PrivateServer`,
-  127.0.0.1, a free port) and its own SQLite files in a temporary folder; the project's
-  `.streamdesk/` is never touched. `manage.py migrate` runs once into a template database
-  that each run copies.
+* **Private everything.** `bench/run.py` starts its own Valkey
+  (`workers.redis.embedded.PrivateServer`, 127.0.0.1, a free port) and its own SQLite files in a
+  temporary folder; the project's `.streamdesk/` is never touched. `manage.py migrate` runs once
+  into a template database that each run copies.
 * **Throughput clock.** The parent polls progress every 5 ms (XINFO GROUPS `entries-read`
   and `pending` for the three stream workers; the lowest pending id for the jobs table).
   The clock runs from the last poll at which nothing had been picked up to the first

@@ -1,7 +1,7 @@
 """``make bench-runtime``: what durable steps and rate-budget takes cost per event.
 
 A private Valkey, and a throwaway PostgreSQL database at 127.0.0.1:5432 (user postgres) if
-one answers, else a temporary SQLite file. One in-process ``workers.engine.Worker`` in burst
+one answers, else a temporary SQLite file. One in-process ``workers.engine.worker.Worker`` in burst
 mode drains N preloaded events of one agent (bench/runtime_agents.py: a baseline, one or
 three durable steps, a budget take, a step and a take); rounds interleave the agents, and
 each agent's median rate is compared with the baseline's from the same run. Writes its
@@ -36,10 +36,10 @@ from bench.harness import ROOT, Bench, BenchError
 from bench.machine import machine
 from bench.outbox import pg_admin, postgres_version
 from bench.runtime_agents import BUDGET, SUBJECTS, Subject, Timings, registry
-from workers.config import EngineConfig
-from workers.embedded import PrivateServer
-from workers.keys import DEFAULT_STREAM, EVENT_FIELD, Keys
-from workers.registry import Registry
+from workers.core.config import EngineConfig
+from workers.core.keys import DEFAULT_STREAM, EVENT_FIELD, Keys
+from workers.core.registry import Registry
+from workers.redis.embedded import PrivateServer
 
 PG_DB = "streamdesk_bench_runtime"
 PIPELINE_CHUNK = 1_000
@@ -122,8 +122,8 @@ def preload(client: redis.Redis, subject: Subject, count: int) -> None:
 
 
 async def _run_worker(url: str, config: EngineConfig, reg: Registry, timeout_s: float) -> float:
-    from workers.engine import Worker
-    from workers.runs import DjangoRunStore
+    from workers.engine.worker import Worker
+    from workers.store.runs import DjangoRunStore
 
     client = aredis.Redis.from_url(url, decode_responses=True, encoding_errors="replace")
     try:

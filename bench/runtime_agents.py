@@ -14,10 +14,10 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from workers.context import AgentContext
-from workers.events import Event
-from workers.ratelimit import Budget
-from workers.registry import Registry
+from workers.core.events import Event
+from workers.core.registry import Registry
+from workers.runtime.context import AgentContext
+from workers.runtime.ratelimit import Budget
 
 # So large that no take can ever find the bucket empty: a take is never deferred.
 BUDGET = Budget("bench", rate=1e9, burst=10**9)

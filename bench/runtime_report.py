@@ -129,7 +129,7 @@ and noisy machine) before the absolute rates.
 {nl.join(_timings(r))}
 
 {_bound(r)}
-- **What runs**: one in-process `workers.engine.Worker` in burst mode (concurrency
+- **What runs**: one in-process `workers.engine.worker.Worker` in burst mode (concurrency
   {r.concurrency}, batches of {r.batch}, an empty read blocks {r.block_ms} ms, timeline on,
   `DEBUG=0`) drains {_n(r.events)} preloaded events of one agent's type. A round times
   that drain, worker start to exit, for each agent in turn; the order rotates by one each

@@ -38,11 +38,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import redis
 from playwright.sync_api import Page, ViewportSize, expect, sync_playwright
 
-import workers.agents  # noqa: F401  (registers the demo event types for publishing)
+import workers.examples.demo.agents  # noqa: F401  (registers the demo event types for publishing)
 from bench.harness import PYTHON, ROOT, STREAM, BenchError, log_tail, spawn, wait_until
-from workers.embedded import PrivateServer, free_port
-from workers.keys import dead_stream
-from workers.producer import publish
+from workers.core.keys import dead_stream
+from workers.producers.publish import publish
+from workers.redis.embedded import PrivateServer, free_port
 
 CHROMIUM = "/usr/bin/chromium"
 VIEWPORT: ViewportSize = {"width": 1280, "height": 800}

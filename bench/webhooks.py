@@ -28,7 +28,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.harness import PYTHON, STREAM, BenchError, log_tail, open_bench, spawn, wait_until
-from workers.embedded import free_port
+from workers.redis.embedded import free_port
 
 SECRET = "bench-webhook-secret"
 PRODUCTION_ENV = {"DEBUG": "0", "SECRET_KEY": "bench-only-not-a-secret", "ALLOWED_HOSTS": "*"}

@@ -9,7 +9,7 @@ from django import forms
 from django.core.exceptions import ValidationError
 
 from console.browse import valid_id
-from workers.actions import DeadFilter
+from workers.operations.actions import DeadFilter
 
 MAX_IDS = 1_000
 

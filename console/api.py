@@ -21,13 +21,13 @@ from console import action_forms, health, services, throttle
 from console.params import NameConverter  # noqa: F401 (registers the <name:> converter)
 from console.roles import can_operate, can_view
 from console.runtime import keys
-from workers import jobs
-from workers.errors import ActionRefused, StreamdeskError
+from workers.core.errors import ActionRefused, StreamdeskError
+from workers.from_settings import engine_config, rate_budgets, redis_client
 from workers.models import ApiToken, BulkJob, Door
-from workers.ratelimit import Level
-from workers.runtime import engine_config, rate_budgets, redis_client
-from workers.sample import GroupInfo, StreamInfo, collect
-from workers.tokens import hash_token
+from workers.monitor.sample import GroupInfo, StreamInfo, collect
+from workers.operations import jobs
+from workers.operations.tokens import hash_token
+from workers.runtime.ratelimit import Level
 
 JsonView = Callable[..., JsonResponse]
 SAFE_METHODS = ("GET", "HEAD", "OPTIONS", "TRACE")

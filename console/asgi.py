@@ -23,8 +23,8 @@ from console.body_limit import BodyLimits, LimitRequestBodies  # noqa: E402
 from console.routing import websocket_urlpatterns  # noqa: E402
 from console.runtime import keys  # noqa: E402
 from console.ws_origin import SameOriginValidator  # noqa: E402
-from workers.recorder import start_recorder  # noqa: E402
-from workers.runtime import redis_client  # noqa: E402
+from workers.from_settings import redis_client  # noqa: E402
+from workers.monitor.recorder import start_recorder  # noqa: E402
 
 # In development daphne serves /static/ itself; in production run collectstatic and let the
 # proxy (or STREAMDESK_SERVE_STATIC=1) serve them.
@@ -68,7 +68,7 @@ application = ProtocolTypeRouter(
 )
 
 # A candidate history recorder from the process's start, not from the first browser: a
-# console without workers still records (workers/recorder.py; one process records).
+# console without workers still records (workers/monitor/recorder.py; one process records).
 if settings.STREAMDESK_HISTORY_RECORDER:
     start_recorder(redis_client, keys(), "console")
 

@@ -35,9 +35,9 @@ def _run_jobs(owner: str) -> None:
     """Connects in the thread, retrying: Redis down at start-up must neither fail the
     request that starts the runner (a 500) nor leave the console without one."""
     from console.runtime import keys
-    from workers.errors import RedisUnavailable
-    from workers.jobs import JobRunner
-    from workers.runtime import redis_client
+    from workers.core.errors import RedisUnavailable
+    from workers.from_settings import redis_client
+    from workers.operations.jobs import JobRunner
 
     delay_s = 0.1
     while not _stop.is_set():

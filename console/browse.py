@@ -14,9 +14,9 @@ import redis
 
 from console.entry_states import EntryState, Group, read_states
 from console.params import MAX_U64, valid_entry_id
-from workers.errors import EventError
-from workers.events import decode_envelope, event_hash
-from workers.keys import EVENT_FIELD, Keys, dead_stream
+from workers.core.errors import EventError
+from workers.core.events import decode_envelope, event_hash
+from workers.core.keys import EVENT_FIELD, Keys, dead_stream
 
 PAGE_SIZE = 50
 # Pending entries read to fill one page when filtering by deliveries (XPENDING cannot).
@@ -122,7 +122,7 @@ class PendingRow:
     idle_ms: int
     deliveries: int
     summary: Summary
-    # When the engine holds the entry back until (a retry's backoff...: ``workers/waits.py``).
+    # When the engine holds the entry back until (a retry's backoff...: workers/engine/waits.py).
     due_ms: int | None = None
 
 

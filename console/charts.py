@@ -16,8 +16,8 @@ from typing import Any
 
 from console import realtime
 from console.realtime import ChartData, Columns
-from workers.history import MINUTE, SECOND, TEN_SECONDS, Point, Resolution
-from workers.sample import StreamInfo
+from workers.monitor.history import MINUTE, SECOND, TEN_SECONDS, Point, Resolution
+from workers.monitor.sample import StreamInfo
 
 # The ranges the page offers and the resolution each one is drawn from.
 RANGES: dict[str, Resolution] = {"5m": SECOND, "1h": TEN_SECONDS, "24h": MINUTE}

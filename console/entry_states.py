@@ -14,8 +14,8 @@ from typing import Any, cast
 
 import redis
 
+from workers.core.keys import Keys
 from workers.gate import GateState
-from workers.keys import Keys
 
 # XPENDING over a page's id range returns at most this many per page row: entries deleted
 # from the stream stay in the PEL, so a range can hold more pending ids than listed rows.
@@ -96,8 +96,8 @@ class Group:
 def _records(stream: str, ids: list[str], hashes: set[str]) -> tuple[dict[str, str], set[str]]:
     """From the database: each event hash's run status (the unique index) and the entries
     with a dead_lettered step (the stream/entry index)."""
+    from workers.core.steps import Kind
     from workers.models import AgentRun, TimelineStep
-    from workers.steps import Kind
 
     runs = AgentRun.objects.filter(event_hash__in=hashes).values_list("event_hash", "status")
     dead = TimelineStep.objects.filter(

@@ -23,7 +23,7 @@ from django.http import HttpRequest, QueryDict
 from django.utils.safestring import SafeString, mark_safe
 from django.views.debug import ExceptionReporter, SafeExceptionReporterFilter
 
-from workers.redact import MASK, redact_text
+from workers.core.redact import MASK, redact_text
 
 # Django's list, plus the names of settings and variables that hold a server URL or a DSN.
 HIDDEN = re.compile(

@@ -11,10 +11,10 @@ from typing import Any
 import redis
 
 from console import browse
-from workers.durable import steps_of
-from workers.keys import EVENT_FIELD
+from workers.core.keys import EVENT_FIELD
 from workers.models import AgentRun, StepResult
-from workers.timeline import Step, published_step, steps_for
+from workers.store.durable_steps import steps_of
+from workers.store.timeline_rows import Step, published_step, steps_for
 
 # Larger envelopes are cut for display; "show all" renders the whole text on request.
 PREVIEW_CHARS = 20_000

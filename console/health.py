@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from workers.actions import parse_pause
-from workers.sample import GroupInfo, StreamInfo
+from workers.monitor.sample import GroupInfo, StreamInfo
+from workers.operations.actions import parse_pause
 
 Level = Literal["ok", "warn", "bad"]
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from workers.history import Point
-from workers.sample import GroupInfo
+from workers.monitor.history import Point
+from workers.monitor.sample import GroupInfo
 
 
 @dataclass(frozen=True, slots=True)

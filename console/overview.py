@@ -6,9 +6,9 @@ from dataclasses import dataclass
 
 from console import health, metrics
 from console.health import Health, PendingState
-from workers.history import Point, to_point
-from workers.ratelimit import Level
-from workers.sample import GroupInfo, Sample, StreamInfo, UsageByType, WorkerInfo
+from workers.monitor.history import Point, to_point
+from workers.monitor.sample import GroupInfo, Sample, StreamInfo, UsageByType, WorkerInfo
+from workers.runtime.ratelimit import Level
 
 # Rates are averaged over this window so the numbers do not flicker with every tick.
 RATE_WINDOW_MS = 5_000

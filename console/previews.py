@@ -1,6 +1,6 @@
 """The dead-letter preview's guard: one preview at a time per user, across console processes.
 
-A preview reads up to ``workers.preview.PREVIEW_MAX_SCANNED`` letters (under a second); a
+A preview reads up to ``workers.operations.preview.PREVIEW_MAX_SCANNED`` letters (under a second); a
 user who clicks again, or scripts the URL, waits for the first to end instead of stacking
 reads that slow every page.
 """
@@ -13,7 +13,7 @@ from contextlib import contextmanager
 
 import redis
 
-from workers.keys import Keys
+from workers.core.keys import Keys
 
 # Longer than any bounded preview takes; only matters if a console process dies mid-preview.
 PREVIEW_LOCK_MS = 60_000

@@ -7,8 +7,8 @@ from typing import Any
 from channels_redis.pubsub import RedisPubSubChannelLayer
 
 from console.sampler import Sampler
-from workers.keys import Keys
-from workers.runtime import engine_config, rate_budgets, redis_client, redis_url
+from workers.core.keys import Keys
+from workers.from_settings import engine_config, rate_budgets, redis_client, redis_url
 
 
 def keys() -> Keys:

@@ -4,7 +4,7 @@ Each console process runs at most one sampler, started by the first websocket. O
 process that holds the broadcaster lease samples and broadcasts, so N consoles (or N daphne
 processes) still push one tick a second, not N. The sampler records nothing: the history it
 reads (the rates' baseline, the charts' newest rows) is recorded by the deployment's one
-recorder (workers/recorder.py), whether or not a browser is open.
+recorder (workers/monitor/recorder.py), whether or not a browser is open.
 """
 
 from __future__ import annotations
@@ -23,12 +23,12 @@ from django.template.loader import render_to_string
 from django.utils.safestring import SafeString, mark_safe
 
 from console import charts, overview, realtime
-from workers.history import SECOND, HistoryStore, Resolution
-from workers.keys import Keys
+from workers.core.keys import Keys
 from workers.models import BulkJob, OutboxEvent
-from workers.ratelimit import Budget
-from workers.recorder import Lease, holder_name
-from workers.sample import collect
+from workers.monitor.history import SECOND, HistoryStore, Resolution
+from workers.monitor.recorder import Lease, holder_name
+from workers.monitor.sample import collect
+from workers.runtime.ratelimit import Budget
 
 RECENT_JOBS = 20
 

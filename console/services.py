@@ -16,12 +16,13 @@ from django import forms
 
 from console import action_forms as f
 from workers import operations
-from workers.audit import Result
+from workers.core.steps import Kind
+from workers.from_settings import action_args, engine_config
 from workers.models import BulkJob, Door
 from workers.operations import ActionOutcome, Actor
-from workers.redrive import find_letter
-from workers.steps import Kind
-from workers.timeline import PUBLISHED, Step
+from workers.operations.redrive import find_letter
+from workers.store.audit import Result
+from workers.store.timeline_rows import PUBLISHED, Step
 
 Call = Callable[[Actor, dict[str, Any], dict[str, Any]], ActionOutcome]
 
@@ -44,7 +45,13 @@ GROUP_ACTIONS: dict[str, ConsoleAction] = {
         "Claim",
         f.ClaimForm,
         lambda a, where, d: operations.claim(
-            a, where["stream"], where["group"], d["ids"], d["consumer"], dry_run=d["dry_run"]
+            a,
+            where["stream"],
+            where["group"],
+            d["ids"],
+            d["consumer"],
+            dry_run=d["dry_run"],
+            **action_args(),
         ),
     ),
     "claim-all": ConsoleAction(
@@ -57,6 +64,7 @@ GROUP_ACTIONS: dict[str, ConsoleAction] = {
             d["from_consumer"],
             d["to_consumer"],
             dry_run=d["dry_run"],
+            **action_args(),
         ),
         confirm="Claim every pending entry of this consumer?",
     ),
@@ -64,7 +72,7 @@ GROUP_ACTIONS: dict[str, ConsoleAction] = {
         "Remove consumer",
         f.ConsumerForm,
         lambda a, where, d: operations.remove_consumer(
-            a, where["stream"], where["group"], d["consumer"]
+            a, where["stream"], where["group"], d["consumer"], **action_args()
         ),
         confirm="Remove this consumer? Refused while it has pending entries.",
     ),
@@ -72,14 +80,26 @@ GROUP_ACTIONS: dict[str, ConsoleAction] = {
         "Retry now",
         f.IdsForm,
         lambda a, where, d: operations.retry_now(
-            a, where["stream"], where["group"], d["ids"], dry_run=d["dry_run"]
+            a,
+            where["stream"],
+            where["group"],
+            d["ids"],
+            dry_run=d["dry_run"],
+            **action_args(),
+            claim_idle_ms=engine_config().claim_idle_ms,
         ),
     ),
     "deadletter": ConsoleAction(
         "Dead-letter",
         f.DeadLetterForm,
         lambda a, where, d: operations.dead_letter(
-            a, where["stream"], where["group"], d["ids"], d["reason"], dry_run=d["dry_run"]
+            a,
+            where["stream"],
+            where["group"],
+            d["ids"],
+            d["reason"],
+            dry_run=d["dry_run"],
+            **action_args(),
         ),
         confirm="Move the selected entries to the dead letters?",
     ),
@@ -87,7 +107,7 @@ GROUP_ACTIONS: dict[str, ConsoleAction] = {
         "Pause",
         f.GroupForm,
         lambda a, where, d: operations.pause(
-            a, where["stream"], where["group"], dry_run=d["dry_run"]
+            a, where["stream"], where["group"], dry_run=d["dry_run"], **action_args()
         ),
         confirm="Pause this group? Workers stop taking new entries within a second.",
     ),
@@ -95,7 +115,7 @@ GROUP_ACTIONS: dict[str, ConsoleAction] = {
         "Resume",
         f.GroupForm,
         lambda a, where, d: operations.resume(
-            a, where["stream"], where["group"], dry_run=d["dry_run"]
+            a, where["stream"], where["group"], dry_run=d["dry_run"], **action_args()
         ),
     ),
 }
@@ -103,13 +123,19 @@ GROUP_ACTIONS: dict[str, ConsoleAction] = {
 
 def _redrive(a: Actor, where: dict[str, Any], d: dict[str, Any]) -> ActionOutcome:
     if d.get("all"):
-        return operations.redrive(a, where["stream"], filter=d["filter"], dry_run=d["dry_run"])
-    return operations.redrive(a, where["stream"], ids=d["ids"], dry_run=d["dry_run"])
+        return operations.redrive(
+            a, where["stream"], filter=d["filter"], dry_run=d["dry_run"], **action_args()
+        )
+    return operations.redrive(
+        a, where["stream"], ids=d["ids"], dry_run=d["dry_run"], **action_args()
+    )
 
 
 def _purge(a: Actor, where: dict[str, Any], d: dict[str, Any]) -> ActionOutcome:
     chosen: dict[str, Any] = {"filter": d["filter"]} if d.get("all") else {"ids": d["ids"]}
-    return operations.purge(a, where["stream"], reason=d["reason"], dry_run=d["dry_run"], **chosen)
+    return operations.purge(
+        a, where["stream"], reason=d["reason"], dry_run=d["dry_run"], **chosen, **action_args()
+    )
 
 
 DEAD_ACTIONS: dict[str, ConsoleAction] = {
@@ -121,17 +147,19 @@ DEAD_ACTIONS: dict[str, ConsoleAction] = {
 
 
 def preview(stream: str, form: f.DeadFilterForm) -> operations.Preview:
-    return operations.preview_redrive(stream, form.cleaned_data["filter"])
+    return operations.preview_redrive(stream, form.cleaned_data["filter"], **action_args())
 
 
 def rerun(user: Any, door: Door, event_hash: str, reason: str) -> ActionOutcome:
-    return operations.force_rerun(actor(user, door), event_hash, reason)
+    return operations.force_rerun(actor(user, door), event_hash, reason, **action_args())
 
 
 def retry_letter(user: Any, door: Door, stream: str, dead_id: str) -> ActionOutcome:
     """One dead letter's Retry button: redriven unless its event already ran (the gate and
     the database are asked first), so an event that succeeded meanwhile is not sent again."""
-    return operations.redrive(actor(user, door), stream, ids=[dead_id], skip_done=True)
+    return operations.redrive(
+        actor(user, door), stream, ids=[dead_id], skip_done=True, **action_args()
+    )
 
 
 def job_of(outcome: ActionOutcome | None) -> BulkJob | None:

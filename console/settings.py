@@ -17,11 +17,15 @@ import dj_database_url
 
 from console.environment import env_bool, env_int, env_list, proxy_ssl_header, secret_key
 from console.throttle import ThrottleConfig
-from workers.config import options_from_env
-from workers.datadir import private_dir, private_file
+from workers.core.config import options_from_env
 from workers.examples import DEMO_APPS, DEMO_RATE_LIMITS
-from workers.llm.config import llm_config_from_env
-from workers.webhooks.config import DEFAULT_MAX_BYTES, DEFAULT_MAX_DEPTH, load_sources_file
+from workers.producers.webhooks.config import (
+    DEFAULT_MAX_BYTES,
+    DEFAULT_MAX_DEPTH,
+    load_sources_file,
+)
+from workers.redis.datadir import private_dir, private_file
+from workers.runtime.llm.config import llm_config_from_env
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 STREAMDESK_DATA_DIR = Path(os.environ.get("STREAMDESK_DATA_DIR", BASE_DIR / ".streamdesk"))
@@ -155,7 +159,7 @@ STREAMDESK = options_from_env()
 # The console runs bulk jobs (docs/actions.md) in a thread of its process; off: only
 # ``manage.py jobs --run`` does.
 STREAMDESK_JOB_RUNNER = env_bool("STREAMDESK_JOB_RUNNER", True)
-# Each runworker and console process is a candidate history recorder (workers/recorder.py;
+# Each runworker and console process is a candidate history recorder (workers/monitor/recorder.py;
 # one records for the whole deployment), the console from its start: charts fill without a
 # browser, and without workers. Off: this process never records.
 STREAMDESK_HISTORY_RECORDER = env_bool("STREAMDESK_HISTORY_RECORDER", True)
@@ -166,7 +170,7 @@ STREAMDESK_RATE_LIMITS = os.environ.get(
 )
 # The demo agents (demo.echo, demo.sleep, demo.fail) only in demo mode.
 STREAMDESK_AGENT_MODULES = [
-    *(["workers.agents"] if STREAMDESK_DEMO else []),
+    *(["workers.examples.demo.agents"] if STREAMDESK_DEMO else []),
     *env_list("STREAMDESK_AGENT_MODULES"),
 ]
 
@@ -213,11 +217,11 @@ LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {
-        "json": {"()": "workers.logs.JsonFormatter"},
-        "text": {"()": "workers.logs.TextFormatter"},
+        "json": {"()": "workers.core.logs.JsonFormatter"},
+        "text": {"()": "workers.core.logs.TextFormatter"},
     },
-    # A failure repeated per event is one line per class and minute (workers/logs.py).
-    "filters": {"repeats": {"()": "workers.logs.RepeatFilter"}},
+    # A failure repeated per event is one line per class and minute (workers/core/logs.py).
+    "filters": {"repeats": {"()": "workers.core.logs.RepeatFilter"}},
     "handlers": {
         "console": {
             "class": "logging.StreamHandler",

@@ -23,8 +23,8 @@ from django.conf import settings
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest
 
-from workers.errors import ConfigurationError, RedisUnavailable
-from workers.keys import Keys
+from workers.core.errors import ConfigurationError, RedisUnavailable
+from workers.core.keys import Keys
 
 log = logging.getLogger(__name__)
 USER, ADDRESS, TOKEN = "user", "address", "token"
@@ -124,7 +124,7 @@ class Throttle:
 
 def throttle() -> Throttle:
     from console.runtime import keys
-    from workers.runtime import redis_client
+    from workers.from_settings import redis_client
 
     return Throttle(redis_client(), keys(), config())
 

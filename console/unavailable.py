@@ -9,7 +9,7 @@ import redis
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 
-from workers.errors import RedisUnavailable
+from workers.core.errors import RedisUnavailable
 
 log = logging.getLogger(__name__)
 RETRY_AFTER_S = 5

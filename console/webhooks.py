@@ -19,16 +19,16 @@ from django.http import HttpRequest, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_POST
 
-from workers import keys
-from workers.errors import EventError, PayloadInvalid, RedisUnavailable, SignatureInvalid
-from workers.events import Envelope
-from workers.redact import redact_text
-from workers.registry import default_registry
-from workers.runtime import redis_client
-from workers.webhooks.config import WebhookSource, parse_sources
-from workers.webhooks.intake import envelope_for, register_types
-from workers.webhooks.mappings import Challenge
-from workers.webhooks.replay import OncePublisher, Published
+from workers.core import keys
+from workers.core.errors import EventError, PayloadInvalid, RedisUnavailable, SignatureInvalid
+from workers.core.events import Envelope
+from workers.core.redact import redact_text
+from workers.core.registry import default_registry
+from workers.from_settings import redis_client
+from workers.producers.webhooks.config import WebhookSource, parse_sources
+from workers.producers.webhooks.intake import envelope_for, register_types
+from workers.producers.webhooks.mappings import Challenge
+from workers.producers.webhooks.replay import OncePublisher, Published
 
 READ_CHUNK_BYTES = 64 * 1024
 RETRY_AFTER_S = 5

@@ -18,9 +18,9 @@ from django.conf import settings
 from django.db import connection, connections
 
 from tests.support.servers import remember
-from workers import runtime
-from workers.config import EngineConfig
-from workers.embedded import PrivateServer
+from workers import from_settings
+from workers.core.config import EngineConfig
+from workers.redis.embedded import PrivateServer
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -47,10 +47,10 @@ def redis_url() -> Iterator[str]:
         url = server.url
     previous = settings.REDIS_URL
     settings.REDIS_URL = url
-    runtime._client.cache_clear()
+    from_settings._client.cache_clear()
     yield url
     settings.REDIS_URL = previous
-    runtime._client.cache_clear()
+    from_settings._client.cache_clear()
     if server is not None:
         server.stop()
 

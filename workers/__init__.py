@@ -9,20 +9,21 @@ Public API (import from here)::
 
     publish("ticket.created", {"ticket_id": 7}, subject="ticket/7")
 
-Model calls: ``workers.llm.loop.run_tools``; LangGraph: ``workers.graph`` (docs/agents.md).
+Model calls: ``workers.runtime.llm.loop.run_tools``; LangGraph: ``workers.runtime.graph``
+(docs/agents.md).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from workers.registry import agent, default_registry
+from workers.core.registry import agent, default_registry
 
 if TYPE_CHECKING:
-    from workers.context import AgentContext as AgentContext
-    from workers.context import SyncAgentContext as SyncAgentContext
-    from workers.context import rate_limited as rate_limited
-    from workers.producer import publish as publish
+    from workers.producers.publish import publish as publish
+    from workers.runtime.context import AgentContext as AgentContext
+    from workers.runtime.context import SyncAgentContext as SyncAgentContext
+    from workers.runtime.context import rate_limited as rate_limited
 
 __all__ = [
     "AgentContext",
@@ -33,10 +34,10 @@ __all__ = [
     "rate_limited",
 ]
 _LAZY = {
-    "publish": "workers.producer",
-    "AgentContext": "workers.context",
-    "SyncAgentContext": "workers.context",
-    "rate_limited": "workers.context",
+    "publish": "workers.producers.publish",
+    "AgentContext": "workers.runtime.context",
+    "SyncAgentContext": "workers.runtime.context",
+    "rate_limited": "workers.runtime.context",
 }
 
 

@@ -7,7 +7,7 @@ from django.contrib import admin
 from django.http import HttpRequest, HttpResponse
 
 from workers.models import AgentRun, ApiToken, AuditRecord, BulkJob, StepResult, TimelineStep
-from workers.spreadsheet import safe_row
+from workers.operations.spreadsheet import safe_row
 
 
 @admin.register(AgentRun)

@@ -14,8 +14,8 @@ class WorkersConfig(AppConfig):
 
     def ready(self) -> None:
         # Webhook types first, schema-only: an app's agent for one of them replaces it.
-        from workers.registry import default_registry
-        from workers.webhooks.schemas import register_webhook_types
+        from workers.core.registry import default_registry
+        from workers.producers.webhooks.schemas import register_webhook_types
 
         register_webhook_types(default_registry)
         # Agents register themselves in each installed app's ``agents`` module; this app's

@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
-from workers.steps import Kind
+from workers.core.steps import Kind
 
 
 class RunStatus(models.TextChoices):
@@ -60,10 +60,10 @@ class AgentRun(models.Model):
 
 
 class TimelineStep(models.Model):
-    """One stored step in an event's life, across its deliveries (``workers/steps.py``).
+    """One stored step in an event's life, across its deliveries (``workers/engine/timeline.py``).
 
     Written by the engine in its grouped transactions, off the happy path only (a succeeded
-    attempt's steps are read off its ``AgentRun`` row); read by ``workers/timeline.py``.
+    attempt's steps are read off its ``AgentRun`` row); read by ``workers/store/timeline_rows.py``.
     """
 
     event_hash = models.CharField(max_length=64)
@@ -89,8 +89,9 @@ class TimelineStep(models.Model):
 
 
 class StepResult(models.Model):
-    """A durable step's stored result (``ctx.step``, ``workers/durable.py``): the function
-    ran once for this event, and a redelivery gets this value instead of running it again."""
+    """A durable step's stored result (``ctx.step``, ``workers/store/durable_steps.py``): the
+    function ran once for this event, and a redelivery gets this value instead of running it
+    again."""
 
     event_hash = models.CharField(max_length=64)
     name = models.CharField(max_length=200)
@@ -132,7 +133,7 @@ class BulkJob(models.Model):
     action = models.CharField(max_length=32)
     stream = models.CharField(max_length=256)
     group = models.CharField(max_length=256, blank=True, default="")
-    # What to act on and how: the filter, target consumer, reason... (see workers/jobs.py).
+    # What to act on and how: the filter, target consumer, reason (workers/operations/jobs.py).
     params = models.JSONField(default=dict)
     status = models.CharField(max_length=16, choices=JobStatus.choices, default=JobStatus.QUEUED)
     cancel_requested = models.BooleanField(default=False)
@@ -174,7 +175,7 @@ class AuditRecord(models.Model):
     count = models.PositiveIntegerField(default=0)
     skipped = models.PositiveIntegerField(default=0)
     reason = models.TextField(blank=True, default="")
-    outcome = models.CharField(max_length=16)  # workers.audit.Result
+    outcome = models.CharField(max_length=16)  # workers.store.audit.Result
     detail = models.TextField(blank=True, default="")
     job = models.ForeignKey(BulkJob, null=True, blank=True, on_delete=models.SET_NULL)
 
@@ -206,9 +207,10 @@ class ApiToken(models.Model):
 
 
 class OutboxEvent(models.Model):
-    """An event written in the same transaction as the change it describes (``workers/outbox.py``).
+    """An event written in the same transaction as the change it describes
+    (``workers/producers/outbox.py``).
 
-    The relay (``workers/relay.py``) publishes unsent rows in id order with ``id`` as the
+    The relay (``workers/producers/relay.py``) publishes unsent rows in id order with ``id`` as the
     event id, then sets ``sent_at``: a rolled-back change leaves no row, so publishes nothing.
     """
 
@@ -239,8 +241,8 @@ class OutboxEvent(models.Model):
 
 
 class GraphCheckpoint(models.Model):
-    """A LangGraph checkpoint (``workers/graph/``): the graph's state after a step, whole and
-    serialized by the saver's serde. The thread of an agent's graph is its event hash."""
+    """A LangGraph checkpoint (``workers/runtime/graph/``): the graph's state after a step, whole
+    and serialized by the saver's serde. The thread of an agent's graph is its event hash."""
 
     thread_id = models.CharField(max_length=255)
     checkpoint_ns = models.CharField(max_length=512, blank=True, default="")

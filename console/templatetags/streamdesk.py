@@ -11,7 +11,7 @@ from django import template
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
 
-from workers.actions import Pause, parse_pause
+from workers.operations.actions import Pause, parse_pause
 
 register = template.Library()
 
@@ -140,7 +140,7 @@ def when_precise(value: Any, now_ms: int | None = None) -> SafeString | str:
 
 @register.filter
 def pause_note(value: str | None) -> Pause | None:
-    """The group's pause flag as who and when (``workers.actions.parse_pause``)."""
+    """The group's pause flag as who and when (``workers.operations.actions.parse_pause``)."""
     return parse_pause(value) if value else None
 
 

@@ -13,7 +13,7 @@ from console import services
 from console.action_forms import form_message
 from console.browse import valid_id
 from console.views.access import HtmxHttpRequest, operator_required
-from workers.errors import InvalidAction, StreamdeskError
+from workers.core.errors import InvalidAction, StreamdeskError
 from workers.models import Door
 from workers.operations import ActionOutcome
 

@@ -9,9 +9,9 @@ from console import charts, overview, realtime
 from console.runtime import keys
 from console.sampler import TICK_READ, overview_context
 from console.views.access import viewer_required
-from workers.history import SECOND, HistoryReader, HistoryStore
-from workers.runtime import engine_config, rate_budgets, redis_client
-from workers.sample import StreamInfo, collect
+from workers.from_settings import engine_config, rate_budgets, redis_client
+from workers.monitor.history import SECOND, HistoryReader, HistoryStore
+from workers.monitor.sample import StreamInfo, collect
 
 
 def current_overview() -> overview.Overview:

@@ -14,7 +14,7 @@ from console.params import ENTRY_ID_HELP
 from console.roles import can_operate
 from console.views.access import viewer_required
 from console.views.streams import unreadable
-from workers.runtime import redis_client
+from workers.from_settings import redis_client
 
 EVENT_HASH = re.compile(r"[0-9a-f]{64}")
 

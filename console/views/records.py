@@ -17,11 +17,11 @@ from console.runtime import keys
 from console.sampler import recent_jobs
 from console.views.access import HtmxHttpRequest, operator_required, viewer_required
 from console.views.actions import _answer, _run
-from workers import jobs
-from workers.audit import Action, Result
+from workers.from_settings import redis_client
 from workers.models import AuditRecord, Door
-from workers.runtime import redis_client
-from workers.spreadsheet import safe_row
+from workers.operations import jobs
+from workers.operations.spreadsheet import safe_row
+from workers.store.audit import Action, Result
 
 AUDIT_PAGE = 100
 OUTCOMES = tuple(r.value for r in Result)

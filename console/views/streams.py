@@ -15,8 +15,8 @@ from console.overview import GroupRow, StreamRow
 from console.runtime import keys
 from console.views.access import HtmxHttpRequest, viewer_required
 from console.views.dashboard import current_overview, page_series
-from workers.keys import dead_stream
-from workers.runtime import engine_config, redis_client
+from workers.core.keys import dead_stream
+from workers.from_settings import engine_config, redis_client
 
 
 def _stream_row(stream: str) -> tuple[StreamRow, int]:

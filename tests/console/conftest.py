@@ -11,7 +11,7 @@ from django.test import Client
 
 from tests.support.console import member_of, process
 from workers import publish
-from workers.config import EngineConfig
+from workers.core.config import EngineConfig
 
 STREAM = "streamdesk:events"
 

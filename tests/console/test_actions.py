@@ -11,7 +11,7 @@ from django.test import Client
 from tests.support.console import ACT, DEAD, GROUP, HTMX, dead_letters, pending_entries
 from tests.support.engine import STREAM
 from tests.support.entries import live_consumer
-from workers.keys import dead_stream
+from workers.core.keys import dead_stream
 from workers.models import AuditRecord, BulkJob
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -14,13 +14,13 @@ from django.test import Client
 from django.utils import timezone
 
 from tests.support.engine import STREAM
-from workers import stats
-from workers.keys import Keys
+from workers.core.keys import Keys
+from workers.core.records import Usage
+from workers.from_settings import rate_budgets
 from workers.models import AgentRun, RunStatus, StepResult
-from workers.ratelimit import Limiter
-from workers.records import Usage
-from workers.runtime import rate_budgets
-from workers.sample import collect
+from workers.monitor.sample import collect
+from workers.redis import stats
+from workers.runtime.ratelimit import Limiter
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

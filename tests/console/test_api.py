@@ -12,9 +12,9 @@ from console.throttle import ThrottleConfig
 from tests.support.console import API_GROUP, api_client, pending_entries
 from tests.support.engine import STREAM
 from tests.support.entries import live_consumer
-from workers.keys import dead_stream
+from workers.core.keys import dead_stream
 from workers.models import AuditRecord
-from workers.tokens import new_token
+from workers.operations.tokens import new_token
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -148,12 +148,12 @@ def test_api_acts_on_a_stream_whose_name_holds_a_slash(r: redis.Redis, operator:
 def test_api_streams_say_what_the_console_says(r: redis.Redis, viewer_client: Client) -> None:
     """A retry held back by the engine reads as waiting with its due time, and the group's
     health is the console's: the API is no second opinion."""
-    from workers.keys import Keys
-    from workers.runtime import engine_config
+    from workers.core.keys import Keys
+    from workers.from_settings import engine_config
 
     ids = pending_entries(r, count=1)
     live_consumer(r, "w1", group="agents")
-    # What the settler writes for a retry 5 s away (workers/settle.py, workers/waits.py).
+    # What the settler writes for a retry 5 s away (workers/engine/settle.py and waits.py).
     claim_idle_ms = engine_config().claim_idle_ms
     r.xclaim(STREAM, "agents", "w1", 0, ids, idle=claim_idle_ms - 5_000, justid=True)
     due_ms = int(r.time()[0]) * 1000 + 5_000

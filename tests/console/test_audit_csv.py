@@ -13,9 +13,9 @@ from django.test import Client
 
 from tests.support.console import HTMX, member_of, pending_entries
 from tests.support.engine import STREAM
-from workers.audit import Action, Actor, Entry, Result
 from workers.models import AuditRecord, Door
-from workers.spreadsheet import FORMULA_STARTS
+from workers.operations.spreadsheet import FORMULA_STARTS
+from workers.store.audit import Action, Actor, Entry, Result
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -13,9 +13,9 @@ from django.test import Client
 from tests.support.console import api_client
 from tests.support.engine import STREAM
 from tests.support.entries import GROUP, live_consumer, pending_entries
-from workers.group_consumers import pruned_field
-from workers.keys import Keys
+from workers.core.keys import Keys
 from workers.models import AuditRecord
+from workers.redis.consumers import pruned_field
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

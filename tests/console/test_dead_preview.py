@@ -10,8 +10,8 @@ from django.test import Client
 
 from tests.support.console import INDEX, dead_letter, text
 from tests.support.engine import STREAM
-from workers.keys import dead_stream
-from workers.preview import PREVIEW_MAX_SCANNED
+from workers.core.keys import dead_stream
+from workers.operations.preview import PREVIEW_MAX_SCANNED
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -12,8 +12,8 @@ from django.test import Client
 
 from tests.support.console import ACT, DEAD, HTMX, dead_letters, pending_entries
 from tests.support.engine import STREAM
-from workers.events import decode_envelope, event_hash
-from workers.keys import dead_stream
+from workers.core.events import decode_envelope, event_hash
+from workers.core.keys import dead_stream
 from workers.models import AgentRun, AuditRecord, BulkJob, JobStatus
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from django.test import Client
 
-from workers.llm.config import LLMConfig
+from workers.runtime.llm.config import LLMConfig
 
 REDIS_PASSWORD = "redis-pass-3141"
 LLM_KEY = "sk-llm-key-2718"

@@ -14,7 +14,7 @@ from django.test import Client
 
 from tests.support.console import API_GROUP, pending_entries
 from tests.support.engine import STREAM
-from workers.keys import Keys
+from workers.core.keys import Keys
 from workers.models import AuditRecord
 
 pytestmark = pytest.mark.django_db(transaction=True)

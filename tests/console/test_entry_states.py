@@ -13,9 +13,9 @@ from console.entry_states import EntryState, Facts, Group, State, judge, read_st
 from tests.support.console import process
 from tests.support.engine import STREAM, xadd
 from workers import publish
-from workers.config import EngineConfig
-from workers.events import decode_envelope, event_hash
-from workers.keys import Keys
+from workers.core.config import EngineConfig
+from workers.core.events import decode_envelope, event_hash
+from workers.core.keys import Keys
 from workers.models import AgentRun
 
 pytestmark = pytest.mark.django_db(transaction=True)

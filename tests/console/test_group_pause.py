@@ -10,7 +10,7 @@ from django.test import Client
 
 from tests.support.console import ACT, GROUP, HTMX, pending_entries
 from tests.support.engine import STREAM
-from workers.keys import Keys
+from workers.core.keys import Keys
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

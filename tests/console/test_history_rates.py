@@ -14,9 +14,9 @@ from console import charts, realtime, ticker
 from console.runtime import keys, make_sampler
 from tests.support.console import next_tick, open_socket
 from tests.support.engine import STREAM
-from workers.history import HistoryStore, to_point
-from workers.recorder import Lease
-from workers.sample import collect
+from workers.monitor.history import HistoryStore, to_point
+from workers.monitor.recorder import Lease
+from workers.monitor.sample import collect
 
 PROCESSED_S = re.compile(r'data-metric="processed_s">([\d.,]+)/s<')
 COUNTERS = {"processed": 300, "failed": 0, "dead_lettered": 0, "idempotency_hits": 0}

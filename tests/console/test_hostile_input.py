@@ -21,7 +21,7 @@ from django.test import Client
 from console.asgi import application
 from tests.support.console import HOST, INDEX, cookie_header, dead_letter, text
 from tests.support.engine import STREAM, xadd
-from workers.keys import dead_stream
+from workers.core.keys import dead_stream
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -15,7 +15,7 @@ from console import ticker
 from tests.support.console import next_tick, open_socket, process
 from tests.support.engine import STREAM
 from workers import publish
-from workers.config import EngineConfig
+from workers.core.config import EngineConfig
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
 
@@ -69,7 +69,7 @@ async def test_two_sockets_share_one_sampler(r: redis.Redis, staff_client: Clien
         assert set(a) & set(b)  # the same ticks reach both sockets
         # One sampler: ticks a second apart, never two per second.
         assert all(later - earlier >= 500 for earlier, later in itertools.pairwise(a))
-        # The broadcaster records nothing: history is the recorder's (workers/recorder.py).
+        # The broadcaster records nothing: history is the recorder's (workers/monitor/recorder.py).
         assert str(r.get("streamdesk:console:broadcaster")).startswith("console:")
         assert not r.exists("streamdesk:history:1s", "streamdesk:history:recorder")
     finally:

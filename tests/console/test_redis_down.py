@@ -9,7 +9,7 @@ import pytest
 from django.contrib.auth.models import User
 from django.test import Client, override_settings
 
-from workers.embedded import free_port
+from workers.redis.embedded import free_port
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

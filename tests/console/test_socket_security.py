@@ -22,7 +22,7 @@ from console.consumers import SIGNED_OUT_CODE, DashboardConsumer
 from tests.support.console import cookie_header, process
 from tests.support.engine import STREAM
 from workers import publish
-from workers.config import EngineConfig
+from workers.core.config import EngineConfig
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
 

@@ -10,9 +10,9 @@ from django.test import Client
 
 from tests.support.console import process
 from tests.support.engine import STREAM, xadd
-from workers.config import EngineConfig
-from workers.events import decode_envelope, event_hash
-from workers.keys import dead_stream
+from workers.core.config import EngineConfig
+from workers.core.events import decode_envelope, event_hash
+from workers.core.keys import dead_stream
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -269,7 +269,10 @@ def test_event_page_folds_tracebacks(
     r: redis.Redis, staff_client: Client, traffic: list[str]
 ) -> None:
     body = text(staff_client.get(f"/streams/{STREAM}/entries/{traffic[3]}/"))
-    assert '<details class="detail"><summary>workers.agents.DemoFailure: boom; retry in' in body
+    assert (
+        '<details class="detail"><summary>workers.examples.demo.agents.DemoFailure: boom; retry in'
+        in body
+    )
 
 
 def test_overview_lists_a_stream_a_worker_reads_before_any_event(
@@ -286,7 +289,7 @@ def test_overview_shows_the_outbox_backlog_next_to_its_stream(
 ) -> None:
     from django.db import transaction
 
-    from workers.outbox import emit
+    from workers.producers.outbox import emit
 
     with transaction.atomic():
         emit("demo.echo", {"n": 1}, subject="order/1")

@@ -18,12 +18,12 @@ from tests.support.webhook_signing import (
     slack_headers,
     stripe_headers,
 )
-from workers.config import EngineConfig
-from workers.events import decode_envelope, event_hash
-from workers.registry import Registry
-from workers.webhooks.config import parse_sources
-from workers.webhooks.intake import register_types
-from workers.webhooks.schemas import GitHubIssue
+from workers.core.config import EngineConfig
+from workers.core.events import decode_envelope, event_hash
+from workers.core.registry import Registry
+from workers.producers.webhooks.config import parse_sources
+from workers.producers.webhooks.intake import register_types
+from workers.producers.webhooks.schemas import GitHubIssue
 
 STREAM = "streamdesk:events"
 SOURCES = {

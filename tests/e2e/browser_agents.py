@@ -13,7 +13,7 @@ from typing import Any
 import redis
 from pydantic import BaseModel, ConfigDict
 
-from workers.registry import agent
+from workers.core.registry import agent
 
 # Set while the downstream service is down: every run of browser.flaky fails.
 OUTAGE_KEY = "browser:outage"

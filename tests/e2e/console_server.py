@@ -9,7 +9,7 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-from workers.embedded import free_port
+from workers.redis.embedded import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 

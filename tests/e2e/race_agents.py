@@ -14,7 +14,7 @@ from typing import Any
 import redis
 from pydantic import BaseModel, Field
 
-from workers.registry import agent
+from workers.core.registry import agent
 
 # A hash: event hash -> how many times an agent started on it.
 STARTS_KEY = "race:starts"

@@ -16,9 +16,9 @@ import redis
 import redis.asyncio as aredis
 from pydantic import BaseModel
 
-from workers.context import AgentContext
-from workers.events import Event
-from workers.registry import agent
+from workers.core.events import Event
+from workers.core.registry import agent
+from workers.runtime.context import AgentContext
 
 # Counters the tests read: how often each step's function really ran.
 FIRST_RUNS = "runtime:first"

@@ -21,11 +21,11 @@ import redis
 from tests.support.engine import STREAM, pending
 from tests.support.processes import Workers
 from tests.support.wait import wait_for
-from workers import actions
-from workers.actions import ActionResult
-from workers.bus import xadd_many
-from workers.events import Envelope, event_hash
+from workers.core.events import Envelope, event_hash
 from workers.models import AgentRun, RunStatus
+from workers.operations import actions
+from workers.operations.actions import ActionResult
+from workers.redis.bus import xadd_many
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 

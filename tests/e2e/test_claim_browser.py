@@ -19,8 +19,8 @@ from tests.support.operators import GROUP_PATH, OPERATOR, ORPHAN
 from tests.support.operators import browser as browser
 from tests.support.operators import role_users as role_users
 from tests.support.operators import stuck as stuck
-from workers.group_consumers import pruned_field
-from workers.keys import DEFAULT_GROUP, Keys
+from workers.core.keys import DEFAULT_GROUP, Keys
+from workers.redis.consumers import pruned_field
 
 pytestmark = [
     pytest.mark.e2e,

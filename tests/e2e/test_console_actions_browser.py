@@ -26,7 +26,7 @@ from tests.support.operators import DEAD, DEAD_PATH, GROUP_PATH, OPERATOR, ORPHA
 from tests.support.operators import browser as browser
 from tests.support.operators import role_users as role_users
 from tests.support.operators import stuck as stuck
-from workers.keys import DEFAULT_GROUP
+from workers.core.keys import DEFAULT_GROUP
 
 # Names of every action control the console has on these pages.
 ACTION_BUTTONS = re.compile(

@@ -25,7 +25,7 @@ from tests.support.browser import staff_user as staff_user
 from tests.support.engine import counters
 from tests.support.processes import Workers
 from tests.support.wait import wait_for
-from workers.producer import publish
+from workers.producers.publish import publish
 
 pytestmark = [
     pytest.mark.e2e,

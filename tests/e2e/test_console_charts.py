@@ -26,8 +26,8 @@ from tests.support.browser import (
 from tests.support.engine import STREAM
 from tests.support.processes import Workers
 from tests.support.wait import wait_for
-from workers.keys import Keys
-from workers.producer import publish
+from workers.core.keys import Keys
+from workers.producers.publish import publish
 
 pytestmark = [
     pytest.mark.e2e,

@@ -19,7 +19,7 @@ from tests.support.console import member_of
 from tests.support.engine import STREAM, counters
 from tests.support.processes import Workers
 from tests.support.wait import wait_for
-from workers.producer import publish
+from workers.producers.publish import publish
 
 pytestmark = [
     pytest.mark.e2e,

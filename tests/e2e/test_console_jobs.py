@@ -12,13 +12,15 @@ from tests.e2e.console_server import Console
 from tests.support.console import dead_letter_fields
 from tests.support.engine import STREAM
 from tests.support.wait import wait_for
-from workers import jobs, operations
-from workers.actions import DeadFilter
-from workers.keys import Keys, dead_stream
+from workers import operations
+from workers.core.keys import Keys, dead_stream
 from workers.models import BulkJob, Door, JobStatus
+from workers.operations import jobs
+from workers.operations.actions import DeadFilter
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
+KEYS = Keys()
 LETTERS = 1_200
 
 
@@ -35,7 +37,7 @@ def test_console_resumes_a_half_done_job(
 ) -> None:
     dead_letters(r, LETTERS)
     actor = operations.Actor("ops", Door.CONSOLE)
-    outcome = operations.redrive(actor, STREAM, filter=DeadFilter(), client=r)
+    outcome = operations.redrive(actor, STREAM, filter=DeadFilter(), client=r, keys=KEYS)
     assert outcome.job_id is not None
     batches = iter(range(10))
     # A runner that stops after two batches of 100, as a console would when it is restarted.

@@ -15,7 +15,7 @@ from tests.support.engine import STREAM, xadd
 from tests.support.operators import GROUP_PATH, OPERATOR
 from tests.support.operators import browser as browser
 from tests.support.operators import role_users as role_users
-from workers.keys import DEFAULT_GROUP
+from workers.core.keys import DEFAULT_GROUP
 
 pytestmark = [
     pytest.mark.e2e,

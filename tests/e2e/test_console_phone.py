@@ -21,8 +21,8 @@ from tests.support.browser import staff_user as staff_user
 from tests.support.engine import STREAM, counters
 from tests.support.processes import Workers
 from tests.support.wait import wait_for
-from workers.keys import dead_stream
-from workers.producer import publish
+from workers.core.keys import dead_stream
+from workers.producers.publish import publish
 
 PHONE: ViewportSize = {"width": 390, "height": 844}
 STREAM_PATH = f"/streams/{STREAM}/"

@@ -19,11 +19,11 @@ from django.test import Client
 from tests.e2e.console_server import Console
 from tests.support.engine import STREAM
 from tests.support.wait import wait_for
-from workers import jobs
-from workers.actions import DeadFilter
-from workers.audit import Actor
-from workers.embedded import PrivateServer
 from workers.models import BulkJob, Door, JobStatus
+from workers.operations import jobs
+from workers.operations.actions import DeadFilter
+from workers.redis.embedded import PrivateServer
+from workers.store.audit import Actor
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 

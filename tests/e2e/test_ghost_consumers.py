@@ -10,15 +10,16 @@ from tests.support.entries import GROUP, STREAM, pending_entries
 from tests.support.processes import Workers
 from tests.support.wait import wait_for
 from workers import operations
-from workers.errors import InvalidAction
-from workers.group_consumers import pruned_field
-from workers.keys import Keys
+from workers.core.errors import InvalidAction
+from workers.core.keys import Keys
 from workers.models import AuditRecord, Door
 from workers.operations import Actor
+from workers.redis.consumers import pruned_field
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
 ALICE = Actor("alice", Door.CONSOLE)
+KEYS = Keys()
 
 
 def consumers(r: redis.Redis) -> dict[str, int]:
@@ -46,7 +47,7 @@ def test_runworker_prunes_a_ghost_and_is_the_claim_target(r: redis.Redis, worker
 
     # The worker's heartbeat makes it a target; the ghost holding an entry is none.
     with pytest.raises(InvalidAction, match="'ghost-busy' has no runworker heartbeat"):
-        operations.claim(ALICE, STREAM, GROUP, ids, "ghost-busy", client=r)
-    out = operations.claim(ALICE, STREAM, GROUP, ids, "w-live", client=r)
+        operations.claim(ALICE, STREAM, GROUP, ids, "ghost-busy", client=r, keys=KEYS)
+    out = operations.claim(ALICE, STREAM, GROUP, ids, "w-live", client=r, keys=KEYS)
     assert (out.outcome, out.count) == ("ok", 1)
     assert proc.poll() is None, workers.log("w-live")

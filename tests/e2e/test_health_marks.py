@@ -20,9 +20,9 @@ import redis
 from console import health
 from tests.support.processes import Workers
 from tests.support.wait import wait_for
-from workers.keys import DEFAULT_STREAM, Keys
-from workers.producer import publish
-from workers.sample import Sample, collect
+from workers.core.keys import DEFAULT_STREAM, Keys
+from workers.monitor.sample import Sample, collect
+from workers.producers.publish import publish
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

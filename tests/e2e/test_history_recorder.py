@@ -12,8 +12,8 @@ import redis
 from tests.support.engine import STREAM
 from tests.support.processes import Workers
 from tests.support.wait import wait_for
-from workers.keys import Keys
-from workers.producer import publish
+from workers.core.keys import Keys
+from workers.producers.publish import publish
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 

@@ -16,9 +16,9 @@ from tests.support.engine import STREAM, run_burst
 from tests.support.outbox import counting_registry
 from tests.support.processes import ROOT, Workers
 from tests.support.wait import wait_for
-from workers.config import EngineConfig
+from workers.core.config import EngineConfig
 from workers.models import AgentRun, OutboxEvent, RunStatus
-from workers.outbox import emit
+from workers.producers.outbox import emit
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 

@@ -12,9 +12,9 @@ from tests.support.engine import counters, pending, xadd
 from tests.support.processes import Workers
 from tests.support.servers import private_server
 from tests.support.wait import wait_for
-from workers.events import Envelope, event_hash
+from workers.core.events import Envelope, event_hash
 from workers.models import AgentRun, RunStatus, TimelineStep
-from workers.timeline import steps_for
+from workers.store.timeline_rows import steps_for
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 

@@ -25,7 +25,7 @@ from websockets.sync.client import connect
 from tests.support.processes import ROOT
 from tests.support.production_env import production_env
 from tests.support.wait import wait_for
-from workers.embedded import free_port
+from workers.redis.embedded import free_port
 
 pytestmark = pytest.mark.e2e
 

@@ -16,7 +16,7 @@ import pytest
 
 from tests.support.processes import ROOT
 from tests.support.wait import wait_for
-from workers.embedded import free_port
+from workers.redis.embedded import free_port
 
 pytestmark = pytest.mark.e2e
 

@@ -1,4 +1,4 @@
-"""The operator-action commands: thin doors onto workers/operations.py."""
+"""The operator-action commands: thin doors onto workers/operations/__init__.py."""
 
 from __future__ import annotations
 
@@ -16,10 +16,10 @@ from django.contrib.auth import get_user_model
 from django.core.management import CommandError, call_command
 
 from tests.support.entries import GROUP, STREAM, dead_letters, pending_entries
-from workers.keys import Keys, dead_stream
+from workers.core.keys import Keys, dead_stream
 from workers.management.actioncli import parse_time_ms
 from workers.models import ApiToken, AuditRecord, BulkJob
-from workers.tokens import hash_token
+from workers.operations.tokens import hash_token
 
 pytestmark = pytest.mark.django_db
 

@@ -1,4 +1,5 @@
-"""Operator actions (workers/actions.py) against a real server, one function at a time."""
+"""Operator actions (workers/operations/actions.py) against a real server, one function at a
+time."""
 
 from __future__ import annotations
 
@@ -21,12 +22,12 @@ from tests.support.actions import (
     read_by,
 )
 from tests.support.engine import STREAM, counters, pending, run_burst, xadd
-from workers import actions
-from workers.actions import ActionRefused, DeadFilter
-from workers.bus import xadd_many
-from workers.config import EngineConfig
+from workers.core.config import EngineConfig
 from workers.gate import Outcome
 from workers.models import AgentRun, RunStatus
+from workers.operations import actions
+from workers.operations.actions import ActionRefused, DeadFilter
+from workers.redis.bus import xadd_many
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

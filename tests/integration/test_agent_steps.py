@@ -10,12 +10,12 @@ import pytest
 import redis
 
 from tests.support.engine import AnyData, counters, run_burst, xadd
-from workers import durable
-from workers.config import EngineConfig
-from workers.errors import LeaseLost
+from workers.core.config import EngineConfig
+from workers.core.errors import LeaseLost
+from workers.core.records import StepWrite
+from workers.core.registry import Registry
 from workers.models import AgentRun, RunStatus, StepResult
-from workers.records import StepWrite
-from workers.registry import Registry
+from workers.store import durable_steps
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -124,18 +124,18 @@ def test_a_fenced_attempt_cannot_store_a_step() -> None:
         event_hash="h" * 64, event_type="t", stream="s", entry_id="1-0", fence="new#2"
     )
     with pytest.raises(LeaseLost, match="taken over"):
-        durable.save(write("old#1"))
-    assert durable.save(write("new#2", value={"a": 1})) == {"a": 1}
+        durable_steps.save(write("old#1"))
+    assert durable_steps.save(write("new#2", value={"a": 1})) == {"a": 1}
 
 
 def test_the_first_stored_value_wins() -> None:
-    assert durable.save(write("w1#1", value="first")) == "first"
-    assert durable.save(write("w1#1", value="second")) == "first"
-    assert durable.load("h" * 64) == {"s": "first"}
+    assert durable_steps.save(write("w1#1", value="first")) == "first"
+    assert durable_steps.save(write("w1#1", value="second")) == "first"
+    assert durable_steps.load("h" * 64) == {"s": "first"}
 
 
 def test_stored_steps_and_sandbox_effects_show_in_the_admin(admin_client: Any) -> None:
-    durable.save(write("w1#1", value={"charge": "ch_1"}))
+    durable_steps.save(write("w1#1", value={"charge": "ch_1"}))
     page = admin_client.get("/admin/workers/stepresult/")
     assert page.status_code == 200 and "h" * 12 in page.content.decode()
     assert admin_client.get("/admin/sandbox/sideeffect/").status_code == 200

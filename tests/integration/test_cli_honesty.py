@@ -15,8 +15,8 @@ import redis
 from django.core.management import CommandError, call_command
 
 from tests.support.entries import GROUP, OUTCOME_KEYS, STREAM, dead_letters, pending_entries
-from workers.embedded import EmbeddedValkey
 from workers.models import AuditRecord
+from workers.redis.embedded import EmbeddedValkey
 
 pytestmark = pytest.mark.django_db
 

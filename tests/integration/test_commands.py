@@ -14,11 +14,11 @@ import pytest
 import redis
 from django.core.management import call_command, get_commands
 
-from workers.embedded import EmbeddedValkey
+from workers.core.registry import default_registry
+from workers.core.steps import Kind, StepRecord
 from workers.models import AgentRun, GraphCheckpoint, GraphWrite, StepResult, TimelineStep
-from workers.registry import default_registry
-from workers.steps import Kind, StepRecord
-from workers.timeline import insert
+from workers.redis.embedded import EmbeddedValkey
+from workers.store.timeline_rows import insert
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -8,7 +8,7 @@ from typing import Any
 import redis.asyncio as aredis
 from redis.connection import PythonRespSerializer
 
-from workers.connection import HiredisPacking, aconnect, pack_with_hiredis
+from workers.redis.connection import HiredisPacking, aconnect, pack_with_hiredis
 
 ARGS: list[tuple[Any, ...]] = [
     ("EVALSHA", "0" * 40, 2, "streamdesk:idem:é☃", "k2", 30_000, 1.5, "host/1-0"),

@@ -11,11 +11,11 @@ import redis
 from django.core.management import call_command
 
 from tests.support.engine import run_burst
-from workers.config import EngineConfig
+from workers.core.config import EngineConfig
+from workers.core.registry import default_registry
 from workers.examples.tickets.models import Ticket
+from workers.from_settings import rate_budgets
 from workers.models import AgentRun, OutboxEvent, RunStatus
-from workers.registry import default_registry
-from workers.runtime import rate_budgets
 
 
 @pytest.mark.django_db(transaction=True)

@@ -8,12 +8,12 @@ import pytest
 import redis
 
 from tests.support.engine import counters, run_burst
-from workers.config import EngineConfig
+from workers.core.config import EngineConfig
+from workers.core.registry import default_registry
 from workers.examples.sandbox.models import SideEffect
 from workers.models import AgentRun, RunStatus, StepResult
-from workers.producer import publish
-from workers.ratelimit import parse_budgets
-from workers.registry import default_registry
+from workers.producers.publish import publish
+from workers.runtime.ratelimit import parse_budgets
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -61,7 +61,7 @@ def test_each_new_issue_is_labelled_once_through_the_tool(
 
 
 def test_invalid_issue_data_is_refused_at_publish(r: redis.Redis) -> None:
-    from workers.errors import InvalidEventData
+    from workers.core.errors import InvalidEventData
 
     with pytest.raises(InvalidEventData, match="repository"):
         publish("github.issue.opened", {**issue(1, "x"), "repository": "not a repo"}, client=r)

@@ -8,12 +8,12 @@ import pytest
 import redis
 
 from tests.support.engine import counters, run_burst
-from workers.config import EngineConfig
+from workers.core.config import EngineConfig
+from workers.core.registry import default_registry
 from workers.examples.sandbox.models import SideEffect
 from workers.models import AgentRun, RunStatus, StepResult
-from workers.producer import publish
-from workers.ratelimit import parse_budgets
-from workers.registry import default_registry
+from workers.producers.publish import publish
+from workers.runtime.ratelimit import parse_budgets
 
 pytestmark = pytest.mark.django_db(transaction=True)
 BUDGETS = "directory=50/s:50,vault=10/s:1,slack=10/s:1"

@@ -8,8 +8,8 @@ import time
 import redis
 import redis.asyncio as aredis
 
+from workers.core.keys import Keys
 from workers.gate import Gate, Outcome
-from workers.keys import Keys
 
 
 def run(coro):  # type: ignore[no-untyped-def]

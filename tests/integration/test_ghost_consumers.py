@@ -12,13 +12,15 @@ import redis.asyncio as aredis
 from django.core.management import CommandError, call_command
 
 from tests.support.entries import GROUP, STREAM, live_consumer, pending_entries
-from workers import actions, group_consumers, operations
-from workers.errors import InvalidAction
-from workers.group_consumers import PRUNE, Target, pruned_field
-from workers.keys import Keys
+from workers import operations
+from workers.core.errors import InvalidAction
+from workers.core.keys import Keys
+from workers.engine.housekeeping import record_pruned
 from workers.models import AuditRecord, Door
-from workers.operations import Actor
-from workers.sample import collect
+from workers.monitor.sample import collect
+from workers.operations import Actor, actions
+from workers.redis import consumers as group_consumers
+from workers.redis.consumers import PRUNE, Target, pruned_field
 
 pytestmark = pytest.mark.django_db
 
@@ -57,7 +59,7 @@ def test_claim_to_a_name_without_heartbeat_is_refused_and_creates_nothing(
     ids = pending_entries(r, 2)
     live_consumer(r, "w-live")
     with pytest.raises(InvalidAction) as caught:
-        operations.claim(ALICE, STREAM, GROUP, ids, "someone", client=r)
+        operations.claim(ALICE, STREAM, GROUP, ids, "someone", client=r, keys=KEYS)
     assert caught.value.field == "consumer"
     assert "'someone' is not a live consumer of group 'agents'" in str(caught.value)
     assert "live consumers: 'w-live'" in str(caught.value)
@@ -69,10 +71,10 @@ def test_claim_to_a_name_without_heartbeat_is_refused_and_creates_nothing(
 def test_claim_to_a_consumer_of_the_group_without_heartbeat_is_refused(r: redis.Redis) -> None:
     ids = pending_entries(r, 1)
     with pytest.raises(InvalidAction, match="'gone' is not a live consumer"):
-        operations.claim_all(ALICE, STREAM, GROUP, "old", "gone", client=r)
+        operations.claim_all(ALICE, STREAM, GROUP, "old", "gone", client=r, keys=KEYS)
     r.xgroup_createconsumer(STREAM, GROUP, "gone")  # a consumer, but no process: still refused
     with pytest.raises(InvalidAction, match="'gone' has no runworker heartbeat"):
-        operations.claim(ALICE, STREAM, GROUP, ids, "gone", client=r)
+        operations.claim(ALICE, STREAM, GROUP, ids, "gone", client=r, keys=KEYS)
     assert consumers(r) == {"old": 1, "gone": 0}
 
 
@@ -80,14 +82,14 @@ def test_claim_to_a_worker_of_another_group_is_refused(r: redis.Redis) -> None:
     ids = pending_entries(r, 1)
     live_consumer(r, "w-other", group="others")
     with pytest.raises(InvalidAction, match="not a live consumer"):
-        operations.claim(ALICE, STREAM, GROUP, ids, "w-other", client=r)
+        operations.claim(ALICE, STREAM, GROUP, ids, "w-other", client=r, keys=KEYS)
     assert "w-other" not in consumers(r)
 
 
 def test_claim_to_a_live_consumer_moves_the_entries(r: redis.Redis) -> None:
     ids = pending_entries(r, 2)
     live_consumer(r, "w-live")
-    out = operations.claim(ALICE, STREAM, GROUP, ids, "w-live", client=r)
+    out = operations.claim(ALICE, STREAM, GROUP, ids, "w-live", client=r, keys=KEYS)
     assert (out.outcome, out.count) == ("ok", 2)
     assert consumers(r) == {"old": 0, "w-live": 2}
 
@@ -109,7 +111,9 @@ def test_claim_of_entries_whose_payload_is_gone_creates_no_consumer(r: redis.Red
 
 def test_any_target_claim_that_moves_nothing_is_a_noop(r: redis.Redis) -> None:
     pending_entries(r, 1)
-    out = operations.claim(ALICE, STREAM, GROUP, ["9-9"], "someone", target=Target.ANY, client=r)
+    out = operations.claim(
+        ALICE, STREAM, GROUP, ["9-9"], "someone", target=Target.ANY, client=r, keys=KEYS
+    )
     assert (out.outcome, out.count, out.skipped) == ("noop", 0, 1)
     assert AuditRecord.objects.get().outcome == "noop"
     assert "someone" not in consumers(r)
@@ -183,7 +187,7 @@ def test_prune_script_keeps_a_consumer_that_got_an_entry_in_between(r: redis.Red
 def test_each_pruned_consumer_is_audited_by_housekeeping(r: redis.Redis, redis_url: str) -> None:
     r.xgroup_create(STREAM, GROUP, id="$", mkstream=True)
     r.xgroup_createconsumer(STREAM, GROUP, "ghost")
-    group_consumers.record_pruned(prune(redis_url))
+    record_pruned(prune(redis_url))
     record = AuditRecord.objects.get()
     assert (record.actor, record.door, record.action, record.outcome) == (
         "housekeeping",

@@ -13,10 +13,10 @@ pytest.importorskip("langgraph", reason="the optional langgraph extra is not ins
 
 from tests.support.engine import run_burst, xadd
 from tests.support.processes import ROOT
-from workers.config import EngineConfig
+from workers.core.config import EngineConfig
+from workers.core.registry import Registry
 from workers.examples.deploys.remediation import DeployFailed, remediate
 from workers.models import AgentRun, RunStatus, StepResult
-from workers.registry import Registry
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -96,7 +96,7 @@ def registered_types(block_langgraph: bool) -> str:
         + "import django\n"
         "django.setup()\n"
         "import workers.examples.deploys.agents\n"
-        "from workers.registry import default_registry\n"
+        "from workers.core.registry import default_registry\n"
         "print('deploy.failed' in default_registry)\n"
     )
     done = subprocess.run(

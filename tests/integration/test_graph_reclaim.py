@@ -26,11 +26,11 @@ from pydantic import BaseModel
 from tests.support.engine import pending, xadd
 from tests.support.processes import Workers, workers
 from tests.support.wait import wait_for
-from workers.context import AgentContext
-from workers.events import Event
-from workers.graph import run_graph
+from workers.core.events import Event
+from workers.core.registry import default_registry
 from workers.models import AgentRun, GraphCheckpoint, RunStatus
-from workers.registry import default_registry
+from workers.runtime.context import AgentContext
+from workers.runtime.graph import run_graph
 
 __all__ = ["workers"]  # the e2e fixture, used here
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]

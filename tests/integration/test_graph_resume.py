@@ -15,12 +15,12 @@ from langgraph.runtime import Runtime
 from pydantic import BaseModel
 
 from tests.support.engine import counters, pending, run_burst, xadd
-from workers.config import EngineConfig
-from workers.context import SyncAgentContext, current_context
-from workers.events import Event
-from workers.graph import DjangoSaver, GraphContext, run_graph
+from workers.core.config import EngineConfig
+from workers.core.events import Event
+from workers.core.registry import Registry
 from workers.models import AgentRun, GraphCheckpoint, RunStatus, StepResult
-from workers.registry import Registry
+from workers.runtime.context import SyncAgentContext, current_context
+from workers.runtime.graph import DjangoSaver, GraphContext, run_graph
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -195,7 +195,7 @@ def test_a_node_out_of_rate_budget_defers_the_event_and_it_resumes_at_that_node(
 ) -> None:
     """``Deferred`` (a BaseException) passes through LangGraph like any node failure: the
     event waits for its token, then resumes at the node that was out of budget."""
-    from workers.ratelimit import Budget
+    from workers.runtime.ratelimit import Budget
 
     runs: Counter[str] = Counter()
 

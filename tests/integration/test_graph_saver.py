@@ -20,10 +20,10 @@ from langgraph.checkpoint.base import (
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.serde.types import ERROR
 
-from workers.errors import LeaseLost
-from workers.graph import DjangoSaver, Fence
-from workers.graph.saver import LIST_PAGE
+from workers.core.errors import LeaseLost
 from workers.models import AgentRun, GraphCheckpoint, GraphWrite, RunStatus
+from workers.runtime.graph import DjangoSaver, Fence
+from workers.runtime.graph.saver import LIST_PAGE
 
 pytestmark = pytest.mark.django_db
 

@@ -8,7 +8,9 @@ import time
 import redis
 
 from tests.support.wait import wait_for
-from workers.history import (
+from workers.core.keys import Keys
+from workers.from_settings import redis_client
+from workers.monitor.history import (
     MINUTE,
     RESOLUTIONS,
     SECOND,
@@ -17,9 +19,7 @@ from workers.history import (
     HistoryStore,
     Point,
 )
-from workers.keys import Keys
-from workers.recorder import Lease, Recorder, start_recorder
-from workers.runtime import redis_client
+from workers.monitor.recorder import Lease, Recorder, start_recorder
 
 KEYS = Keys()
 T0 = 1_800_000_000_000  # a whole minute, in ms

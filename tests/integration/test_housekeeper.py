@@ -10,12 +10,12 @@ import redis
 import redis.asyncio as aredis
 
 from tests.support.memory_store import MemoryRunStore
-from workers.config import EngineConfig
-from workers.dbwriter import DbWriter
+from workers.core.config import EngineConfig
+from workers.engine.housekeeping import Housekeeper, Status
+from workers.engine.ports import Ports
+from workers.engine.timeline import Timeline
 from workers.gate import Gate
-from workers.housekeeping import Housekeeper, Status
-from workers.ports import Ports
-from workers.steps import Timeline
+from workers.store.dbwriter import DbWriter
 
 
 async def _follow_pause(redis_url: str, config: EngineConfig) -> tuple[list[str | None], list[str]]:

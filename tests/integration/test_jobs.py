@@ -1,4 +1,5 @@
-"""Bulk jobs (workers/jobs.py): batches after a cursor, a database lease, pacing, cancel."""
+"""Bulk jobs (workers/operations/jobs.py): batches after a cursor, a database lease, pacing,
+cancel."""
 
 from __future__ import annotations
 
@@ -13,13 +14,13 @@ from django.db import connection
 from django.utils import timezone
 
 from tests.support.entries import GROUP, STREAM, dead_letters, live_consumer, pending_entries
-from workers import jobs, operations
-from workers.actions import DeadFilter
-from workers.errors import ActionRefused, JobNotRunnable
-from workers.jobs import JobRunner
-from workers.keys import Keys, dead_stream
+from workers import operations
+from workers.core.errors import ActionRefused, JobNotRunnable
+from workers.core.keys import Keys, dead_stream
 from workers.models import AuditRecord, BulkJob, Door, JobStatus
-from workers.operations import Actor
+from workers.operations import Actor, jobs
+from workers.operations.actions import DeadFilter
+from workers.operations.jobs import JobRunner
 
 pytestmark = pytest.mark.django_db
 
@@ -129,7 +130,7 @@ def test_bulk_job_over_a_fixed_id_list_resumes_after_its_cursor(r: redis.Redis) 
 def test_bulk_claim_all_pages_through_a_consumers_entries(r: redis.Redis) -> None:
     ids = pending_entries(r, 1500, consumer="dead-worker")
     live_consumer(r, "live")
-    out = operations.claim_all(ALICE, STREAM, GROUP, "dead-worker", "live", client=r)
+    out = operations.claim_all(ALICE, STREAM, GROUP, "dead-worker", "live", client=r, keys=KEYS)
     BulkJob.objects.filter(pk=out.job_id).update(rate_per_s=FAST)
     ended = jobs.run(out.job_id or 0, r, KEYS, "runner-a", batch=400)
     assert (ended.status, ended.done, ended.total) == ("done", 1500, 1500)
@@ -148,7 +149,7 @@ def test_bulk_redrive_filter_skips_letters_that_do_not_match(r: redis.Redis) -> 
 
 def test_bulk_redrive_ignores_letters_dead_lettered_after_it_was_queued(r: redis.Redis) -> None:
     dead = dead_letters(r, 5)
-    out = operations.redrive(ALICE, STREAM, filter=DeadFilter(), client=r)
+    out = operations.redrive(ALICE, STREAM, filter=DeadFilter(), client=r, keys=KEYS)
     time.sleep(0.002)  # later letters get ids in a later millisecond
     dead_letters(r, 5, first=5)
     BulkJob.objects.filter(pk=out.job_id).update(rate_per_s=FAST)

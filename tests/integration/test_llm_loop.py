@@ -12,11 +12,11 @@ import redis
 
 from tests.support.engine import AnyData, run_burst, xadd
 from tests.support.llm_server import MODEL, ScriptedServer, scripted_server, text, tool_call
-from workers.config import EngineConfig
-from workers.llm.config import LLMConfig, Price
-from workers.llm.loop import run_tools
+from workers.core.config import EngineConfig
+from workers.core.registry import Registry
 from workers.models import AgentRun, RunStatus, StepResult
-from workers.registry import Registry
+from workers.runtime.llm.config import LLMConfig, Price
+from workers.runtime.llm.loop import run_tools
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -8,10 +8,10 @@ from typing import Any
 import pytest
 
 from tests.support.llm_server import MODEL, scripted_server, text, tool_call
-from workers.llm.config import LLMConfig
-from workers.llm.errors import ModelCallFailed
-from workers.llm.models import Completion, OpenAIChatModel
-from workers.llm.tools import Tool
+from workers.runtime.llm.config import LLMConfig
+from workers.runtime.llm.errors import ModelCallFailed
+from workers.runtime.llm.models import Completion, OpenAIChatModel
+from workers.runtime.llm.tools import Tool
 
 
 def label_issue(number: int, labels: list[str]) -> str:

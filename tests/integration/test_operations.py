@@ -1,4 +1,4 @@
-"""Operator actions (workers/operations.py): one audit record each, whatever happens."""
+"""Operator actions (workers/operations/__init__.py): one audit record each, whatever happens."""
 
 from __future__ import annotations
 
@@ -21,11 +21,11 @@ from tests.support.entries import (
     pending_entries,
 )
 from workers import operations
-from workers.actions import DeadFilter
-from workers.errors import ActionRefused, InvalidAction, NoSuchGroup
-from workers.events import decode_envelope, event_hash
+from workers.core.errors import ActionRefused, InvalidAction, NoSuchGroup
+from workers.core.events import decode_envelope, event_hash
 from workers.models import AgentRun, AuditRecord, BulkJob, Door, RunStatus
 from workers.operations import Actor
+from workers.operations.actions import DeadFilter
 
 pytestmark = pytest.mark.django_db
 
@@ -41,7 +41,7 @@ def owners(r: redis.Redis, ids: list[str]) -> set[str]:
 def test_claim_moves_entries_and_writes_one_audit_record(r: redis.Redis) -> None:
     ids = pending_entries(r, 3)
     live_consumer(r, "new")
-    out = operations.claim(ALICE, STREAM, GROUP, ids, "new", client=r)
+    out = operations.claim(ALICE, STREAM, GROUP, ids, "new", client=r, keys=KEYS)
     assert (out.outcome, out.count, out.skipped, list(out.ids)) == ("ok", 3, 0, ids)
     assert owners(r, ids) == {"new"}
     record = only_record()
@@ -64,7 +64,7 @@ def test_claim_skips_entries_no_longer_pending(r: redis.Redis) -> None:
     ids = pending_entries(r, 3)
     live_consumer(r, "new")
     r.xack(STREAM, GROUP, ids[0])
-    out = operations.claim(ALICE, STREAM, GROUP, ids, "new", client=r)
+    out = operations.claim(ALICE, STREAM, GROUP, ids, "new", client=r, keys=KEYS)
     assert (out.count, out.skipped) == (2, 1)
     assert only_record().skipped == 1
 
@@ -73,7 +73,7 @@ def test_claim_dry_run_changes_nothing_and_counts_what_is_pending(r: redis.Redis
     ids = pending_entries(r, 3)
     live_consumer(r, "new")
     r.xack(STREAM, GROUP, ids[0])
-    out = operations.claim(ALICE, STREAM, GROUP, ids, "new", dry_run=True, client=r)
+    out = operations.claim(ALICE, STREAM, GROUP, ids, "new", dry_run=True, client=r, keys=KEYS)
     assert (out.outcome, out.count, out.skipped, list(out.ids)) == ("dry-run", 2, 1, ids[1:])
     assert owners(r, ids) == {"old"}
     assert only_record().outcome == "dry-run"
@@ -81,7 +81,7 @@ def test_claim_dry_run_changes_nothing_and_counts_what_is_pending(r: redis.Redis
 
 def test_claim_rejects_a_malformed_id_without_a_record(r: redis.Redis) -> None:
     with pytest.raises(InvalidAction) as caught:
-        operations.claim(ALICE, STREAM, GROUP, ["1-0", "nope"], "new", client=r)
+        operations.claim(ALICE, STREAM, GROUP, ["1-0", "nope"], "new", client=r, keys=KEYS)
     assert caught.value.field == "ids"
     assert not AuditRecord.objects.exists()
 
@@ -90,7 +90,7 @@ def test_claim_on_a_missing_group_is_refused_in_words(r: redis.Redis) -> None:
     pending_entries(r, 1)
     message = f"no group 'no-such-group' on stream '{STREAM}'"
     with pytest.raises(NoSuchGroup) as caught:
-        operations.claim(ALICE, STREAM, "no-such-group", ["1-0"], "new", client=r)
+        operations.claim(ALICE, STREAM, "no-such-group", ["1-0"], "new", client=r, keys=KEYS)
     assert str(caught.value) == message
     record = only_record()
     assert (record.outcome, record.count, record.detail) == ("refused", 0, message)
@@ -99,7 +99,7 @@ def test_claim_on_a_missing_group_is_refused_in_words(r: redis.Redis) -> None:
 def test_claim_all_moves_every_entry_of_a_consumer(r: redis.Redis) -> None:
     ids = pending_entries(r, 5, consumer="dead-worker")
     live_consumer(r, "live")
-    out = operations.claim_all(ALICE, STREAM, GROUP, "dead-worker", "live", client=r)
+    out = operations.claim_all(ALICE, STREAM, GROUP, "dead-worker", "live", client=r, keys=KEYS)
     assert (out.outcome, out.count, out.job_id) == ("ok", 5, None)
     assert owners(r, ids) == {"live"}
     assert only_record().target == {"consumer": "dead-worker", "to": "live"}
@@ -108,7 +108,7 @@ def test_claim_all_moves_every_entry_of_a_consumer(r: redis.Redis) -> None:
 def test_claim_all_over_a_thousand_entries_queues_a_job(r: redis.Redis) -> None:
     pending_entries(r, 1001, consumer="dead-worker")
     live_consumer(r, "live")
-    out = operations.claim_all(ALICE, STREAM, GROUP, "dead-worker", "live", client=r)
+    out = operations.claim_all(ALICE, STREAM, GROUP, "dead-worker", "live", client=r, keys=KEYS)
     job = BulkJob.objects.get()
     assert (out.outcome, out.job_id, job.action, job.total) == ("queued", job.pk, "claim-all", 1001)
     assert only_record().job == job
@@ -117,7 +117,9 @@ def test_claim_all_over_a_thousand_entries_queues_a_job(r: redis.Redis) -> None:
 def test_claim_all_dry_run_counts_the_consumers_entries(r: redis.Redis) -> None:
     pending_entries(r, 4, consumer="dead-worker")
     live_consumer(r, "live")
-    out = operations.claim_all(ALICE, STREAM, GROUP, "dead-worker", "live", True, client=r)
+    out = operations.claim_all(
+        ALICE, STREAM, GROUP, "dead-worker", "live", True, client=r, keys=KEYS
+    )
     assert (out.outcome, out.count, len(out.ids)) == ("dry-run", 4, 4)
 
 
@@ -127,7 +129,7 @@ def test_claim_all_dry_run_counts_the_consumers_entries(r: redis.Redis) -> None:
 def test_remove_consumer_with_pending_entries_is_refused_and_recorded(r: redis.Redis) -> None:
     pending_entries(r, 1, consumer="busy")
     with pytest.raises(ActionRefused, match="pending"):
-        operations.remove_consumer(ALICE, STREAM, GROUP, "busy", client=r)
+        operations.remove_consumer(ALICE, STREAM, GROUP, "busy", client=r, keys=KEYS)
     record = only_record()
     assert (record.action, record.outcome) == ("remove-consumer", "refused")
     assert "pending" in record.detail
@@ -136,14 +138,14 @@ def test_remove_consumer_with_pending_entries_is_refused_and_recorded(r: redis.R
 def test_remove_consumer_without_pending_entries_deletes_it(r: redis.Redis) -> None:
     ids = pending_entries(r, 1, consumer="idle")
     r.xack(STREAM, GROUP, *ids)
-    out = operations.remove_consumer(ALICE, STREAM, GROUP, "idle", client=r)
+    out = operations.remove_consumer(ALICE, STREAM, GROUP, "idle", client=r, keys=KEYS)
     assert (out.outcome, out.count) == ("ok", 1)
     assert not r.xinfo_consumers(STREAM, GROUP)
 
 
 def test_retry_now_makes_entries_idle_past_the_claim_idle_time(r: redis.Redis) -> None:
     ids = pending_entries(r, 2)
-    out = operations.retry_now(ALICE, STREAM, GROUP, ids, client=r, claim_idle_ms=5000)
+    out = operations.retry_now(ALICE, STREAM, GROUP, ids, client=r, claim_idle_ms=5000, keys=KEYS)
     assert (out.outcome, out.count) == ("ok", 2)
     rows = r.xpending_range(STREAM, GROUP, min="-", max="+", count=10)
     assert all(row["time_since_delivered"] >= 6000 for row in rows)
@@ -203,7 +205,9 @@ def test_redrive_a_letter_already_gone_is_skipped(r: redis.Redis) -> None:
 
 def test_redrive_with_a_filter_queues_a_job_bounded_to_now(r: redis.Redis) -> None:
     dead_letters(r, 3)
-    out = operations.redrive(ALICE, STREAM, filter=DeadFilter(type="demo.echo"), client=r)
+    out = operations.redrive(
+        ALICE, STREAM, filter=DeadFilter(type="demo.echo"), client=r, keys=KEYS
+    )
     job = BulkJob.objects.get()
     assert (out.outcome, out.job_id, job.action) == ("queued", job.pk, "redrive")
     assert job.params["filter"]["type"] == "demo.echo"
@@ -214,7 +218,7 @@ def test_redrive_with_a_filter_queues_a_job_bounded_to_now(r: redis.Redis) -> No
 
 def test_redrive_given_ids_and_a_filter_is_invalid(r: redis.Redis) -> None:
     with pytest.raises(InvalidAction) as caught:
-        operations.redrive(ALICE, STREAM, ids=["1-0"], filter=DeadFilter(), client=r)
+        operations.redrive(ALICE, STREAM, ids=["1-0"], filter=DeadFilter(), client=r, keys=KEYS)
     assert caught.value.field == "ids"
 
 
@@ -256,13 +260,13 @@ def test_preview_stops_after_its_bound_and_says_so(r: redis.Redis) -> None:
 def test_purge_requires_a_reason(r: redis.Redis) -> None:
     dead = dead_letters(r, 1)
     with pytest.raises(InvalidAction) as caught:
-        operations.purge(ALICE, STREAM, ids=dead, reason="", client=r)
+        operations.purge(ALICE, STREAM, ids=dead, reason="", client=r, keys=KEYS)
     assert caught.value.field == "reason"
 
 
 def test_purge_deletes_letters_and_records_the_reason(r: redis.Redis) -> None:
     dead = dead_letters(r, 2)
-    out = operations.purge(ALICE, STREAM, ids=dead, reason="test data", client=r)
+    out = operations.purge(ALICE, STREAM, ids=dead, reason="test data", client=r, keys=KEYS)
     assert (out.outcome, out.count) == ("ok", 2)
     assert r.xlen(DEAD) == 0 and r.xlen(STREAM) == 0
     assert (only_record().action, only_record().reason) == ("purge", "test data")
@@ -271,7 +275,7 @@ def test_purge_deletes_letters_and_records_the_reason(r: redis.Redis) -> None:
 def test_purge_dry_run_counts_letters_still_there(r: redis.Redis) -> None:
     dead = dead_letters(r, 3)
     r.xdel(DEAD, dead[0])
-    out = operations.purge(ALICE, STREAM, ids=dead, reason="x", dry_run=True, client=r)
+    out = operations.purge(ALICE, STREAM, ids=dead, reason="x", dry_run=True, client=r, keys=KEYS)
     assert (out.outcome, out.count, out.skipped) == ("dry-run", 2, 1)
     assert r.xlen(DEAD) == 2
 

@@ -12,13 +12,13 @@ from django.db import connection, transaction
 
 from tests.support.engine import STREAM, run_burst
 from tests.support.outbox import counting_registry
-from workers.config import EngineConfig
-from workers.errors import UnknownEventType
-from workers.events import decode_envelope
+from workers.core.config import EngineConfig
+from workers.core.errors import UnknownEventType
+from workers.core.events import decode_envelope
+from workers.core.registry import Registry
 from workers.models import AgentRun, OutboxEvent, RunStatus
-from workers.outbox import NotInTransaction, emit, outbox_lag
-from workers.registry import Registry
-from workers.relay import Relay, RelayConfig
+from workers.producers.outbox import NotInTransaction, emit, outbox_lag
+from workers.producers.relay import Relay, RelayConfig
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

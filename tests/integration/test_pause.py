@@ -13,10 +13,10 @@ import redis
 from tests.support.actions import GROUP, KEYS, Background, counting_registry, event, read_by
 from tests.support.engine import STREAM, pending, run_burst, xadd
 from tests.support.wait import wait_for
-from workers import actions
-from workers.bus import xadd_many
-from workers.config import EngineConfig
+from workers.core.config import EngineConfig
 from workers.models import AgentRun, RunStatus
+from workers.operations import actions
+from workers.redis.bus import xadd_many
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -69,7 +69,7 @@ def test_pause_stops_a_worker_reading_and_resume_restarts_it(
 def test_pause_lets_held_work_finish_and_settle(
     r: redis.Redis, redis_url: str, config: EngineConfig
 ) -> None:
-    from workers.registry import default_registry
+    from workers.core.registry import default_registry
 
     xadd(r, {"type": "demo.sleep", "source": "t", "id": "long", "data": {"ms": 800}})
     with Background(redis_url, config, default_registry) as worker:

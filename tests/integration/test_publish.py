@@ -10,8 +10,8 @@ import redis
 from django.core.management import CommandError, call_command
 
 from workers import publish
-from workers.errors import InvalidEnvelope, InvalidEventData, UnknownEventType
-from workers.events import decode_envelope, event_hash
+from workers.core.errors import InvalidEnvelope, InvalidEventData, UnknownEventType
+from workers.core.events import decode_envelope, event_hash
 
 STREAM = "streamdesk:events"
 

@@ -12,16 +12,16 @@ import redis
 import redis.asyncio as aredis
 
 from tests.support.engine import STREAM, AnyData, counters, pending, run_burst, run_many, xadd
-from workers.bus import Delivery
-from workers.config import EngineConfig
-from workers.context import rate_limited
-from workers.defer import GRACE_MS, Deferrals, queue_defer
-from workers.errors import ConfigurationError
-from workers.keys import Keys
+from workers.core.config import EngineConfig
+from workers.core.errors import ConfigurationError
+from workers.core.keys import Keys
+from workers.core.registry import Registry
+from workers.engine.defer import GRACE_MS, Deferrals, queue_defer
 from workers.models import AgentRun, RunStatus
-from workers.ratelimit import Budget, Limiter, levels, parse_budgets, queue_levels
-from workers.registry import Registry
-from workers.timeline import steps_for
+from workers.redis.bus import Delivery
+from workers.runtime.context import rate_limited
+from workers.runtime.ratelimit import Budget, Limiter, levels, parse_budgets, queue_levels
+from workers.store.timeline_rows import steps_for
 
 pytestmark = pytest.mark.django_db(transaction=True)
 PREFIX = "streamdesk:"

@@ -1,4 +1,4 @@
-"""Force re-run (workers/operations.py): the one deliberate second execution, audited."""
+"""Force re-run (workers/operations/__init__.py): the one deliberate second execution, audited."""
 
 from __future__ import annotations
 
@@ -12,11 +12,11 @@ import redis
 from tests.support.engine import AnyData, run_burst
 from tests.support.entries import ALICE, DEAD, KEYS, STREAM, event, only_record
 from workers import operations
-from workers.config import EngineConfig
-from workers.errors import ActionFailed, ActionRefused
-from workers.events import decode_envelope, event_hash
+from workers.core.config import EngineConfig
+from workers.core.errors import ActionFailed, ActionRefused
+from workers.core.events import decode_envelope, event_hash
+from workers.core.registry import Registry
 from workers.models import AgentRun, RunStatus
-from workers.registry import Registry
 
 pytestmark = pytest.mark.django_db
 

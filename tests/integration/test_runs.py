@@ -8,9 +8,9 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
+from workers.core.records import Finish, Run
 from workers.models import AgentRun, RunStatus
-from workers.records import Finish, Run
-from workers.runs import DjangoRunStore
+from workers.store.runs import DjangoRunStore
 
 pytestmark = pytest.mark.django_db
 

@@ -14,18 +14,18 @@ import redis.asyncio as aredis
 from pydantic import BaseModel, ConfigDict
 
 from tests.support.memory_store import MemoryRunStore
-from workers import bus
-from workers.attempts import Attempt
-from workers.config import EngineConfig
-from workers.dbwriter import DbWriter
+from workers.core.config import EngineConfig
+from workers.core.keys import dead_stream
+from workers.core.registry import Registry
+from workers.engine.attempts import Attempt
+from workers.engine.intake import to_runnable
+from workers.engine.outcomes import Settled
+from workers.engine.ports import Ports
+from workers.engine.settle import Settler
+from workers.engine.timeline import Timeline
 from workers.gate import Gate
-from workers.intake import to_runnable
-from workers.keys import dead_stream
-from workers.outcomes import Settled
-from workers.ports import Ports
-from workers.registry import Registry
-from workers.settle import Settler
-from workers.steps import Timeline
+from workers.redis import bus
+from workers.store.dbwriter import DbWriter
 
 
 class AnyData(BaseModel):

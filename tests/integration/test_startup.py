@@ -18,8 +18,8 @@ from django.contrib.auth.models import User
 
 from tests.support.processes import ROOT, manage
 from tests.support.production_env import fresh_env, production_env
-from workers.embedded import EmbeddedValkey
 from workers.management.commands.up import PASSWORD_FILE, ensure_admin
+from workers.redis.embedded import EmbeddedValkey
 
 
 def test_runworker_refuses_an_unmigrated_database(tmp_path: Path, redis_url: str) -> None:
@@ -65,7 +65,7 @@ def test_up_leaves_an_existing_admin_alone(db: Any, tmp_path: Path) -> None:
 
 
 SHOW_MODE = (
-    "from django.conf import settings; from workers.registry import default_registry as r; "
+    "from django.conf import settings; from workers.core.registry import default_registry as r; "
     "print(settings.DEBUG, settings.STREAMDESK_DEMO, sorted(settings.STREAMDESK_WEBHOOKS), "
     "'demo.echo' in r, 'workers.examples.github' in settings.INSTALLED_APPS)"
 )

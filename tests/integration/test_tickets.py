@@ -7,11 +7,11 @@ import redis
 from django.db import transaction
 
 from tests.support.engine import run_burst
-from workers.config import EngineConfig
+from workers.core.config import EngineConfig
+from workers.core.registry import default_registry
 from workers.examples.tickets.models import Ticket
 from workers.models import AgentRun, OutboxEvent, RunStatus
-from workers.registry import default_registry
-from workers.relay import Relay
+from workers.producers.relay import Relay
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -11,12 +11,12 @@ import pytest
 import redis
 
 from tests.support.engine import STREAM, AnyData, run_burst, xadd
-from workers.config import EngineConfig
-from workers.events import Envelope, event_hash
+from workers.core.config import EngineConfig
+from workers.core.events import Envelope, event_hash
+from workers.core.registry import Registry, default_registry
+from workers.core.steps import Kind, StepRecord
 from workers.models import AgentRun, TimelineStep
-from workers.registry import Registry, default_registry
-from workers.steps import Kind, StepRecord
-from workers.timeline import Step, insert, prune, steps_for
+from workers.store.timeline_rows import Step, insert, prune, steps_for
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -137,7 +137,7 @@ def test_timeline_poison_event_fails_then_is_dead_lettered(
 
     steps = steps_for(hash_of(event))
     assert kinds(steps) == ["ran", "failed"] * 3 + ["dead_lettered"]
-    failure = "workers.agents.DemoFailure: always"
+    failure = "workers.examples.demo.agents.DemoFailure: always"
     assert steps[-2].detail.startswith(f"{failure}; no deliveries left\n\nTraceback")
     assert (steps[-1].detail, steps[-1].attempt) == (f"max-deliveries: {failure}", 3)
 

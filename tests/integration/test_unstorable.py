@@ -18,9 +18,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.support.engine import STREAM, AnyData, counters, pending, run_burst, xadd
-from workers.config import EngineConfig
+from workers.core.config import EngineConfig
+from workers.core.registry import Registry
 from workers.models import AgentRun, RunStatus, TimelineStep
-from workers.registry import Registry
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -12,10 +12,10 @@ import pytest
 import redis
 
 from tests.support.engine import STREAM, AnyData, counters, pending, run_burst, run_many, xadd
-from workers.config import EngineConfig
+from workers.core.config import EngineConfig
+from workers.core.registry import Registry
 from workers.models import AgentRun, RunStatus
-from workers.registry import Registry
-from workers.timeline import steps_for
+from workers.store.timeline_rows import steps_for
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -82,7 +82,7 @@ def test_poison_event_is_dead_lettered_after_max_deliveries(
     r: redis.Redis, redis_url: str, config: EngineConfig
 ) -> None:
     entry = xadd(r, {"type": "demo.fail", "id": "p", "data": {"message": "always"}})
-    from workers.registry import default_registry
+    from workers.core.registry import default_registry
 
     run_burst(redis_url, config, default_registry)
 
@@ -118,7 +118,7 @@ def test_malformed_entries_are_dead_lettered_and_the_worker_goes_on(
     xadd(r, {"type": "test.count", "id": "good", "data": {"n": 7}})
 
     runs: Counter[str] = Counter()
-    from workers.registry import default_registry
+    from workers.core.registry import default_registry
 
     registry = counting_registry(runs)
     for spec in default_registry:
@@ -184,7 +184,7 @@ def test_heartbeat_is_removed_on_a_clean_exit(
     r: redis.Redis, redis_url: str, config: EngineConfig
 ) -> None:
     xadd(r, {"type": "demo.sleep", "data": {"ms": 1200}})
-    from workers.registry import default_registry
+    from workers.core.registry import default_registry
 
     seen: list[dict[str, str]] = []
 
@@ -229,7 +229,7 @@ def test_a_long_agent_and_its_busy_duplicate_are_not_reclaimed_to_death(
         xadd(client, event)
         client.close()
 
-    from workers.registry import default_registry
+    from workers.core.registry import default_registry
 
     holder = replace(config, consumer="holder", concurrency=1, max_deliveries=2)
     other = replace(config, consumer="other", max_deliveries=2)
@@ -254,7 +254,7 @@ def test_streams_json_matches_what_happened(
 
     from django.core.management import call_command
 
-    from workers.registry import default_registry
+    from workers.core.registry import default_registry
 
     for i in range(5):
         xadd(r, {"type": "demo.echo", "source": "t", "id": f"e{i}", "data": {"n": i}})

@@ -14,14 +14,14 @@ import redis
 import redis.asyncio as aredis
 
 from tests.support.engine import STREAM, AnyData
-from workers.bus import xadd_many
-from workers.config import EngineConfig
-from workers.engine import Worker
-from workers.events import Envelope, event_hash
+from workers.core.config import EngineConfig
+from workers.core.events import Envelope, event_hash
+from workers.core.keys import Keys
+from workers.core.registry import Registry
+from workers.engine.worker import Worker
 from workers.gate import Gate, Outcome
-from workers.keys import Keys
-from workers.registry import Registry
-from workers.runs import DjangoRunStore
+from workers.redis.bus import xadd_many
+from workers.store.runs import DjangoRunStore
 
 GROUP = "agents"
 DEAD = f"{STREAM}:dead"

@@ -14,11 +14,11 @@ from django.test import Client
 from console.asgi import application
 from console.roles import ensure_role_groups
 from tests.support.engine import STREAM, run_burst, xadd
-from workers.config import EngineConfig
-from workers.keys import dead_stream
+from workers.core.config import EngineConfig
+from workers.core.keys import dead_stream
+from workers.core.registry import default_registry
 from workers.models import ApiToken
-from workers.registry import default_registry
-from workers.tokens import new_token
+from workers.operations.tokens import new_token
 
 INDEX = "streamdesk:stats:streams"
 GROUP = f"/streams/{STREAM}/groups/agents/"

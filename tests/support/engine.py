@@ -10,10 +10,10 @@ import redis
 import redis.asyncio as aredis
 from pydantic import BaseModel, ConfigDict
 
-from workers.config import EngineConfig
-from workers.engine import Worker
-from workers.registry import Registry
-from workers.runs import DjangoRunStore
+from workers.core.config import EngineConfig
+from workers.core.registry import Registry
+from workers.engine.worker import Worker
+from workers.store.runs import DjangoRunStore
 
 STREAM = "streamdesk:events"
 

@@ -10,10 +10,10 @@ import time
 
 import redis
 
-from workers import stats
-from workers.keys import Keys, dead_stream
+from workers.core.keys import Keys, dead_stream
 from workers.models import AuditRecord, Door
 from workers.operations import Actor
+from workers.redis import stats
 
 STREAM = "streamdesk:events"
 GROUP = "agents"

@@ -1,6 +1,6 @@
-"""An in-memory run store: the engine's ``RunStore`` protocol (``workers/stores.py``) kept in
-dicts, so the engine's decisions (what commits, what is fenced, what a settle plans) are
-unit-tested without a database. Same rules as the Django store (``workers/runs.py``): a
+"""An in-memory run store: the engine's ``RunStore`` protocol (``workers/store/protocols.py``)
+kept in dicts, so the engine's decisions (what commits, what is fenced, what a settle plans) are
+unit-tested without a database. Same rules as the Django store (``workers/store/runs.py``): a
 success is never overwritten, and a fenced row takes only its fence's lease."""
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from workers.errors import LeaseLost
-from workers.records import Finish, Run, StepWrite
-from workers.steps import StepRecord
+from workers.core.errors import LeaseLost
+from workers.core.records import Finish, Run, StepWrite
+from workers.core.steps import StepRecord
 
 
 class Refused(Exception):

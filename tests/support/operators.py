@@ -17,7 +17,7 @@ from tests.support.browser import CHROMIUM, PASSWORD, STREAM_PATH
 from tests.support.engine import STREAM, counters, xadd
 from tests.support.processes import Workers
 from tests.support.wait import wait_for
-from workers.keys import DEFAULT_GROUP
+from workers.core.keys import DEFAULT_GROUP
 
 OPERATOR = "olga"
 VIEWER = "victor"

@@ -6,7 +6,7 @@ from collections import Counter
 from typing import Any
 
 from tests.support.engine import AnyData
-from workers.registry import Registry
+from workers.core.registry import Registry
 
 
 def counting_registry(runs: Counter[str]) -> Registry:

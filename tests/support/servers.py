@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from workers.embedded import PrivateServer
+from workers.redis.embedded import PrivateServer
 
 _private: list[PrivateServer] = []
 

@@ -1,4 +1,4 @@
-"""workers/batcher.py: concurrent submissions share calls; each caller gets its own answer."""
+"""workers/core/batcher.py: concurrent submissions share calls; each caller gets its own answer."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from workers.batcher import Batcher
+from workers.core.batcher import Batcher
 
 
 def test_items_submitted_while_a_call_runs_go_together_into_the_next() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from console import charts, overview, realtime
-from workers.history import MINUTE, SECOND, TEN_SECONDS, Point
+from workers.monitor.history import MINUTE, SECOND, TEN_SECONDS, Point
 
 STREAM = "s"
 

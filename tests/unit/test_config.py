@@ -2,9 +2,9 @@ from __future__ import annotations
 
 import pytest
 
-from workers.config import EngineConfig, options_from_env
-from workers.connection import check_version
-from workers.errors import ConfigurationError, RedisTooOld
+from workers.core.config import EngineConfig, options_from_env
+from workers.core.errors import ConfigurationError, RedisTooOld
+from workers.redis.connection import check_version
 
 
 def test_claim_idle_must_outlast_the_lease() -> None:

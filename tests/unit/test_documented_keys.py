@@ -8,9 +8,9 @@ import inspect
 import re
 from pathlib import Path
 
-from workers import stats
-from workers.group_consumers import pruned_field
-from workers.keys import DEFAULT_STREAM, Keys, dead_stream
+from workers.core.keys import DEFAULT_STREAM, Keys, dead_stream
+from workers.redis import stats
+from workers.redis.consumers import pruned_field
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "configuration.md"
 # Keys not built by ``Keys``: the default stream and its dead letters.

@@ -5,8 +5,8 @@ import json
 
 import pytest
 
-from workers.errors import EventDecodeError, EventTooLarge, InvalidEnvelope
-from workers.events import Envelope, canonical_json, decode_envelope, event_hash
+from workers.core.errors import EventDecodeError, EventTooLarge, InvalidEnvelope
+from workers.core.events import Envelope, canonical_json, decode_envelope, event_hash
 
 
 def sha(parts: list[object]) -> str:

@@ -11,7 +11,7 @@ from dataclasses import replace
 import pytest
 
 from console import health
-from workers.sample import ConsumerInfo, GroupInfo, StreamInfo
+from workers.monitor.sample import ConsumerInfo, GroupInfo, StreamInfo
 
 CLAIM_IDLE_MS = 60_000
 NOW = 1_800_000_000_000

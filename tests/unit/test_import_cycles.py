@@ -98,7 +98,7 @@ def test_the_product_has_no_import_cycle() -> None:
 
 def test_the_check_finds_a_cycle_and_reads_the_product() -> None:
     edges = graph()
-    assert "workers.serve" in edges["workers.management.commands.runworker"]
+    assert "workers.engine.serve" in edges["workers.management.commands.runworker"]
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
     assert cycles({"a": {"b"}, "b": set()}) == []
 

@@ -1,8 +1,8 @@
-"""Key names built by ``workers.keys.Keys``: the names other modules and the docs rely on."""
+"""Key names built by ``workers.core.keys.Keys``: the names other modules and the docs rely on."""
 
 from __future__ import annotations
 
-from workers.keys import Keys, slot_tag
+from workers.core.keys import Keys, slot_tag
 
 
 def test_budget_keys_share_one_cluster_slot() -> None:

@@ -4,8 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from workers.errors import ConfigurationError
-from workers.llm.config import DEFAULT_PRICES, LLMConfig, Price, llm_config_from_env, parse_prices
+from workers.core.errors import ConfigurationError
+from workers.runtime.llm.config import (
+    DEFAULT_PRICES,
+    LLMConfig,
+    Price,
+    llm_config_from_env,
+    parse_prices,
+)
 
 
 def test_from_env_without_variables_is_not_configured() -> None:
@@ -116,7 +122,7 @@ def test_cost_of_a_dated_snapshot_uses_the_longest_listed_prefix() -> None:
 
 
 def test_config_repr_hides_the_api_key() -> None:
-    from workers.llm.config import LLMConfig
+    from workers.runtime.llm.config import LLMConfig
 
     config = LLMConfig(base_url="http://127.0.0.1:1/v1", api_key="sk-very-secret", model="m")
     assert "sk-very-secret" not in repr(config) and "sk-very-secret" not in str(config)

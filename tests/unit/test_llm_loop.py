@@ -11,13 +11,13 @@ from typing import Any
 
 import pytest
 
-from workers.context import AgentContext, Services
-from workers.errors import Deferred
-from workers.llm.config import LLMConfig, Price
-from workers.llm.errors import ToolError, ToolLoopExhausted, ToolLoopTimeout
-from workers.llm.loop import LoopResult, run_tools
-from workers.llm.models import BuiltinModel, Message, call_tool, call_tools, reply
-from workers.records import StepWrite
+from workers.core.errors import Deferred
+from workers.core.records import StepWrite
+from workers.runtime.context import AgentContext, Services
+from workers.runtime.llm.config import LLMConfig, Price
+from workers.runtime.llm.errors import ToolError, ToolLoopExhausted, ToolLoopTimeout
+from workers.runtime.llm.loop import LoopResult, run_tools
+from workers.runtime.llm.models import BuiltinModel, Message, call_tool, call_tools, reply
 
 Rules = Callable[[list[Message], list[dict[str, Any]]], Message]
 

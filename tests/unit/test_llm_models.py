@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 from pydantic_core import to_jsonable_python
 
-from workers.errors import ConfigurationError
-from workers.llm.config import LLMConfig
-from workers.llm.models import (
+from workers.core.errors import ConfigurationError
+from workers.runtime.llm.config import LLMConfig
+from workers.runtime.llm.models import (
     BUILTIN_MODEL,
     BuiltinModel,
     Completion,

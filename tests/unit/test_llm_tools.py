@@ -9,8 +9,8 @@ from typing import Annotated, Any, Literal
 import pytest
 from pydantic import BaseModel, Field
 
-from workers.llm.errors import ToolArgumentsInvalid, ToolDefinitionError, ToolError
-from workers.llm.tools import Tool, tool
+from workers.runtime.llm.errors import ToolArgumentsInvalid, ToolDefinitionError, ToolError
+from workers.runtime.llm.tools import Tool, tool
 
 
 def label_issue(

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from workers.logs import RepeatFilter, failure_class
+from workers.core.logs import RepeatFilter, failure_class
 
 FAILED = "agent failed (%s); retry in %d ms"
 
@@ -48,14 +48,16 @@ def test_repeat_filter_logs_the_first_failure_in_full_and_counts_the_rest(
 ) -> None:
     logger, repeats, lines = log
     for n in range(58):
-        logger.warning(FAILED, f"workers.agents.DemoFailure: demo failure #{n}", 1000 * (n % 4))
+        logger.warning(
+            FAILED, f"workers.examples.demo.agents.DemoFailure: demo failure #{n}", 1000 * (n % 4)
+        )
 
     assert lines.lines == [
-        "agent failed (workers.agents.DemoFailure: demo failure #0); retry in 0 ms"
+        "agent failed (workers.examples.demo.agents.DemoFailure: demo failure #0); retry in 0 ms"
     ]
     repeats.flush()
     assert lines.lines[1].startswith(
-        "agent failed: workers.agents.DemoFailure (x57 more in the last"
+        "agent failed: workers.examples.demo.agents.DemoFailure (x57 more in the last"
     )
 
 
@@ -115,7 +117,11 @@ def test_repeat_filter_lets_info_and_distinct_lines_through(
 @pytest.mark.parametrize(
     ("args", "reason", "expected"),
     [
-        (("workers.agents.DemoFailure: demo failure #3", 1000), None, "workers.agents.DemoFailure"),
+        (
+            ("workers.examples.demo.agents.DemoFailure: demo failure #3", 1000),
+            None,
+            "workers.examples.demo.agents.DemoFailure",
+        ),
         (("ValueError",), None, "ValueError"),
         (("streamdesk:events",), None, "x streamdesk:events"),
         (("1700000000000-0", "cannot decode"), "undecodable", "undecodable"),

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from console import metrics
-from workers.history import to_point
-from workers.sample import ConsumerInfo, GroupInfo, Sample, StreamInfo
+from workers.monitor.history import to_point
+from workers.monitor.sample import ConsumerInfo, GroupInfo, Sample, StreamInfo
 
 COUNTERS = {
     "processed": 0,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from workers.config import EngineConfig, options_from_env
-from workers.errors import ConfigurationError
+from workers.core.config import EngineConfig, options_from_env
+from workers.core.errors import ConfigurationError
 
 
 def test_consumer_prune_time_is_an_hour_by_default(monkeypatch: pytest.MonkeyPatch) -> None:

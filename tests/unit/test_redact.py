@@ -8,8 +8,8 @@ import sys
 
 import pytest
 
-from workers.logs import JsonFormatter, TextFormatter
-from workers.redact import redact_text, redact_url
+from workers.core.logs import JsonFormatter, TextFormatter
+from workers.core.redact import redact_text, redact_url
 
 
 @pytest.mark.parametrize(

@@ -5,8 +5,8 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from workers.errors import InvalidEventData, UnknownEventType
-from workers.registry import Registry, default_registry
+from workers.core.errors import InvalidEventData, UnknownEventType
+from workers.core.registry import Registry, default_registry
 
 
 class Order(BaseModel):

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from workers.retry import RetryPolicy, Verdict
+from workers.core.retry import RetryPolicy, Verdict
 
 
 def test_backoff_grows_with_deliveries() -> None:

@@ -1,5 +1,5 @@
-"""The settle decision (``workers/settlement.py``), route by route, without a server: outcomes
-are stored in the in-memory run store, then planned."""
+"""The settle decision (``workers/engine/settlement.py``), route by route, without a server:
+outcomes are stored in the in-memory run store, then planned."""
 
 from __future__ import annotations
 
@@ -9,14 +9,14 @@ from datetime import UTC, datetime
 from pydantic import BaseModel, ConfigDict
 
 from tests.support.memory_store import MemoryRunStore
-from workers.attempts import Attempt
-from workers.bus import Delivery
-from workers.intake import Rejected, to_runnable
-from workers.outcomes import Settled, Stored, sort_outcomes
-from workers.registry import Registry
-from workers.retry import RetryPolicy
-from workers.settlement import Timing, plan_rejects, plan_settlement
-from workers.stores import RunStore
+from workers.core.registry import Registry
+from workers.core.retry import RetryPolicy
+from workers.engine.attempts import Attempt
+from workers.engine.intake import Rejected, to_runnable
+from workers.engine.outcomes import Settled, Stored, sort_outcomes
+from workers.engine.settlement import Timing, plan_rejects, plan_settlement
+from workers.redis.bus import Delivery
+from workers.store.protocols import RunStore
 
 POLICY = RetryPolicy(max_deliveries=3, base_ms=1_000, cap_ms=60_000)
 TIMING = Timing(claim_idle_ms=30_000, lease_ms=10_000)

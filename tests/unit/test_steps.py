@@ -4,8 +4,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from workers.steps import MAX_DETAIL_CHARS, clip, summary
-from workers.timeline import published_step
+from workers.core.steps import MAX_DETAIL_CHARS, clip, summary
+from workers.store.timeline_rows import published_step
 
 
 def test_clip_keeps_short_text_unchanged() -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from workers.supervisor import (
+from workers.engine.supervisor import (
     MAX_BACKOFF_S,
     MIN_BACKOFF_S,
     STABLE_AFTER_S,

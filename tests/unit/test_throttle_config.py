@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from console.throttle import ThrottleConfig, minutes, too_many
-from workers.errors import ConfigurationError
+from workers.core.errors import ConfigurationError
 
 
 def test_throttle_config_defaults() -> None:

@@ -8,7 +8,7 @@ import pytest
 from django.template import Context, Template
 
 from console.templatetags.streamdesk import age, pause_note, when, when_precise
-from workers.actions import Pause, parse_pause
+from workers.operations.actions import Pause, parse_pause
 
 NOW = datetime(2026, 12, 3, 11, 26, 5, tzinfo=UTC)
 NOW_MS = int(NOW.timestamp() * 1000)

@@ -15,14 +15,19 @@ from tests.support.webhook_signing import (
     slack_headers,
     stripe_headers,
 )
-from workers.errors import ConfigurationError, InvalidEventData, PayloadInvalid, SignatureInvalid
-from workers.events import Envelope, event_hash
-from workers.keys import Keys
-from workers.registry import Registry
-from workers.webhooks.config import WebhookSource, parse_sources
-from workers.webhooks.intake import envelope_for, json_depth, parse_json, register_types
-from workers.webhooks.mappings import Challenge
-from workers.webhooks.replay import OncePublisher, body_digest
+from workers.core.errors import (
+    ConfigurationError,
+    InvalidEventData,
+    PayloadInvalid,
+    SignatureInvalid,
+)
+from workers.core.events import Envelope, event_hash
+from workers.core.keys import Keys
+from workers.core.registry import Registry
+from workers.producers.webhooks.config import WebhookSource, parse_sources
+from workers.producers.webhooks.intake import envelope_for, json_depth, parse_json, register_types
+from workers.producers.webhooks.mappings import Challenge
+from workers.producers.webhooks.replay import OncePublisher, body_digest
 
 SOURCES = parse_sources(
     {

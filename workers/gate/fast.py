@@ -12,9 +12,9 @@ from typing import Any
 from redis.asyncio import Redis
 from redis.asyncio.client import Pipeline
 
+from workers.core.keys import Keys
 from workers.gate.scripts import lua
 from workers.gate.states import Outcome
-from workers.keys import Keys
 
 # Batch scripts: one call per batch, not per event. KEYS are gate records; all keys of a
 # call must live on one server (on a cluster, partitioned streams keep them in one slot).

@@ -1,7 +1,8 @@
 """The operators' side of the gate: reading records, clearing one, holding while dead-lettering.
 
-Sync client (``decode_responses=True``); ``workers/actions.py`` and ``workers/redrive.py``
-call these and keep the chunking, the stream work and the reporting.
+Sync client (``decode_responses=True``); ``workers/operations/actions.py`` and
+``workers/operations/redrive.py`` call these and keep the chunking, the stream work and the
+reporting.
 """
 
 from __future__ import annotations
@@ -10,26 +11,22 @@ from typing import Any, cast
 
 import redis
 
-from workers.errors import ActionRefused, EventError
-from workers.events import decode_envelope, event_hash
+from workers.core.errors import ActionRefused
+from workers.core.events import stored_hash
+from workers.core.keys import Keys, dead_stream
 from workers.gate.scripts import lua
 from workers.gate.states import HOLDER_PREFIX, GateState
-from workers.keys import Keys, dead_stream
 
 CLEAR = lua("clear")
 DEAD_LETTER = lua("dead_letter")
-# Hashing an event only to find its gate record: the engine enforces the size limit.
-NO_SIZE_LIMIT = 1 << 62
 # Records read per pipeline in gate_done: bounded like every operator action's chunk.
 READ_CHUNK = 500
 
 
 def gate_key(keys: Keys, raw_event: str | None) -> str:
     """The gate record of a raw event, "" if it does not decode (it never had one)."""
-    try:
-        return keys.gate(event_hash(decode_envelope(raw_event, NO_SIZE_LIMIT)))
-    except EventError:
-        return ""
+    event_hash = stored_hash(raw_event)
+    return keys.gate(event_hash) if event_hash else ""
 
 
 def gate_done(client: redis.Redis, keys: Keys, raw_events: list[str]) -> list[bool]:

@@ -17,12 +17,12 @@ from typing import Any
 import redis
 from django.core.management.base import BaseCommand, CommandError
 
-from workers import jobs
-from workers.actions import DeadFilter
-from workers.audit import ActionOutcome, Actor, Result
-from workers.errors import StreamdeskError
+from workers.core.errors import StreamdeskError
+from workers.from_settings import engine_config, redis_client
 from workers.models import BulkJob, Door, JobStatus
-from workers.runtime import engine_config, redis_client
+from workers.operations import jobs
+from workers.operations.actions import DeadFilter
+from workers.store.audit import ActionOutcome, Actor, Result
 
 FAILED = (Result.FAILED, Result.PARTIAL, Result.CANCELLED)
 # Said in every action command's --help (docs/operations.md, "Exit status").

@@ -11,10 +11,10 @@ from __future__ import annotations
 from importlib.util import find_spec
 from typing import Any
 
-from workers.context import AgentContext
-from workers.events import Event
+from workers.core.events import Event
+from workers.core.registry import default_registry
 from workers.examples.deploys.schemas import DeployFailed
-from workers.registry import default_registry
+from workers.runtime.context import AgentContext
 
 
 async def remediate(event: Event[DeployFailed], ctx: AgentContext) -> dict[str, Any]:

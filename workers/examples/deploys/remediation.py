@@ -15,10 +15,10 @@ from typing import Any, Literal, TypedDict
 from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 
-from workers.context import AgentContext
-from workers.events import Event
+from workers.core.events import Event
 from workers.examples.deploys.schemas import DeployFailed
-from workers.graph import GraphContext, run_graph
+from workers.runtime.context import AgentContext
+from workers.runtime.graph import GraphContext, run_graph
 
 # Only production is rolled back on its own; elsewhere the deployer is told and decides.
 AUTO_ROLLBACK_ENVIRONMENTS = ("production",)

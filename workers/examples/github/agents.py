@@ -11,12 +11,12 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from workers.context import AgentContext
-from workers.events import Event
+from workers.core.events import Event
+from workers.core.registry import agent
 from workers.examples.sandbox import services
-from workers.llm.loop import run_tools
-from workers.llm.models import Message, ToolSchema, call_tool, reply
-from workers.registry import agent
+from workers.runtime.context import AgentContext
+from workers.runtime.llm.loop import run_tools
+from workers.runtime.llm.models import Message, ToolSchema, call_tool, reply
 
 Label = Literal["bug", "enhancement", "question", "documentation", "security", "needs-triage"]
 

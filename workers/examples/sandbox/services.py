@@ -12,8 +12,8 @@ from typing import Any
 
 from django.db import close_old_connections, transaction
 
-from workers.context import rate_limited
 from workers.examples.sandbox.models import SideEffect
+from workers.runtime.context import rate_limited
 
 # The directory's answer: which team owns a repository, and where to reach it.
 OWNERS = {

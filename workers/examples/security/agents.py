@@ -17,10 +17,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from workers.context import AgentContext
-from workers.events import Event
+from workers.core.events import Event
+from workers.core.registry import agent
 from workers.examples.sandbox import services
-from workers.registry import agent
+from workers.runtime.context import AgentContext
 
 SECURITY_CHANNEL = "#security"
 

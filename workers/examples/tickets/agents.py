@@ -11,11 +11,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from workers.context import AgentContext
-from workers.events import Event
-from workers.llm.loop import run_tools
-from workers.llm.models import Message, ToolSchema, call_tool, reply
-from workers.registry import agent
+from workers.core.events import Event
+from workers.core.registry import agent
+from workers.runtime.context import AgentContext
+from workers.runtime.llm.loop import run_tools
+from workers.runtime.llm.models import Message, ToolSchema, call_tool, reply
 
 Queue = Literal["on-call", "billing", "accounts", "product", "support"]
 Priority = Literal["urgent", "normal", "low"]

@@ -6,7 +6,7 @@ from typing import Any
 
 from django.db import models, router, transaction
 
-from workers.outbox import emit
+from workers.producers.outbox import emit
 
 
 class TicketStatus(models.TextChoices):

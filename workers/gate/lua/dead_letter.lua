@@ -1,4 +1,4 @@
--- dead_letter (dead_letter_chunk, for workers/actions.py): pending entries to the dead
+-- dead_letter (dead_letter_chunk, for workers/operations/actions.py): pending entries to the dead
 -- stream, each one's gate record held under the operator's name: absent, released, an
 -- expired running or an earlier hold -> running, owner "<holder prefix><by>", lease hold_ms
 -- (token kept; a new record gets token 0 and expires with the hold).

@@ -7,9 +7,9 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
-from workers import tokens
-from workers.errors import StreamdeskError
+from workers.core.errors import StreamdeskError
 from workers.management.actioncli import cli_actor
+from workers.operations import tokens
 
 
 class Command(BaseCommand):

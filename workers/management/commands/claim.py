@@ -8,8 +8,8 @@ from typing import Any
 from django.core.management.base import CommandError
 
 from workers import operations
-from workers.errors import NotAClaimTarget
-from workers.group_consumers import Target
+from workers.core.errors import NotAClaimTarget
+from workers.from_settings import action_args
 from workers.management.actioncli import (
     NOTHING_DONE_HELP,
     ActionCommand,
@@ -18,6 +18,7 @@ from workers.management.actioncli import (
     cli_actor,
     where,
 )
+from workers.redis.consumers import Target
 
 
 class Command(ActionCommand):
@@ -54,20 +55,25 @@ class Command(ActionCommand):
             if ids or source:
                 raise CommandError("--remove-consumer takes no ids and no --all-of")
             name = options["remove_consumer"]
-            self.perform(options, lambda: operations.remove_consumer(actor, stream, group, name))
+            self.perform(
+                options,
+                lambda: operations.remove_consumer(actor, stream, group, name, **action_args()),
+            )
         elif source:
             if ids:
                 raise CommandError("give ids or --all-of, not both")
             self.perform(
                 options,
                 lambda: operations.claim_all(
-                    actor, stream, group, source, to, dry_run, target=target
+                    actor, stream, group, source, to, dry_run, target=target, **action_args()
                 ),
             )
         else:
             self.perform(
                 options,
-                lambda: operations.claim(actor, stream, group, ids, to, dry_run, target=target),
+                lambda: operations.claim(
+                    actor, stream, group, ids, to, dry_run, target=target, **action_args()
+                ),
             )
 
     def explain(self, exc: Exception) -> str:

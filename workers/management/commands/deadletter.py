@@ -6,6 +6,7 @@ from argparse import ArgumentParser
 from typing import Any
 
 from workers import operations
+from workers.from_settings import action_args
 from workers.management.actioncli import (
     NOTHING_DONE_HELP,
     ActionCommand,
@@ -34,5 +35,7 @@ class Command(ActionCommand):
         actor, ids, reason = cli_actor(), options["ids"], options["reason"]
         self.perform(
             options,
-            lambda: operations.dead_letter(actor, stream, group, ids, reason, options["dry_run"]),
+            lambda: operations.dead_letter(
+                actor, stream, group, ids, reason, options["dry_run"], **action_args()
+            ),
         )

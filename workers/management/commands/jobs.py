@@ -8,10 +8,10 @@ from typing import Any
 
 from django.core.management.base import CommandError
 
-from workers import jobs
-from workers.errors import StreamdeskError
+from workers.core.errors import StreamdeskError
 from workers.management.actioncli import ActionCommand, add_output, cli_actor, progress_line
 from workers.models import BulkJob
+from workers.operations import jobs
 
 
 class Command(ActionCommand):

@@ -9,8 +9,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
-from workers.durable import prune_succeeded
-from workers.timeline import prune
+from workers.store.durable_steps import prune_succeeded
+from workers.store.timeline_rows import prune
 
 
 class Command(BaseCommand):

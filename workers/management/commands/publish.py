@@ -7,11 +7,11 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
-from workers import keys
-from workers.errors import StreamdeskError
-from workers.events import strict_loads
-from workers.producer import build_envelope, publish_envelopes
-from workers.runtime import redis_client, start_embedded
+from workers.core import keys
+from workers.core.errors import StreamdeskError
+from workers.core.events import strict_loads
+from workers.from_settings import redis_client, start_embedded
+from workers.producers.publish import build_envelope, publish_envelopes
 
 
 def json_object(text: str, flag: str) -> dict[str, Any]:

@@ -6,6 +6,7 @@ from argparse import ArgumentParser
 from typing import Any
 
 from workers import operations
+from workers.from_settings import action_args
 from workers.management.actioncli import (
     NOTHING_DONE_HELP,
     ActionCommand,
@@ -37,6 +38,12 @@ class Command(ActionCommand):
         self.perform(
             options,
             lambda: operations.purge(
-                actor, stream, ids, f, reason=options["reason"], dry_run=options["dry_run"]
+                actor,
+                stream,
+                ids,
+                f,
+                reason=options["reason"],
+                dry_run=options["dry_run"],
+                **action_args(),
             ),
         )

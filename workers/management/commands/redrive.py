@@ -6,6 +6,7 @@ from argparse import ArgumentParser
 from typing import Any
 
 from workers import operations
+from workers.from_settings import action_args
 from workers.management.actioncli import (
     NOTHING_DONE_HELP,
     ActionCommand,
@@ -38,6 +39,6 @@ class Command(ActionCommand):
         self.perform(
             options,
             lambda: operations.redrive(
-                actor, stream, ids, f, options["dry_run"], reason=options["reason"]
+                actor, stream, ids, f, options["dry_run"], reason=options["reason"], **action_args()
             ),
         )

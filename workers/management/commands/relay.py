@@ -10,9 +10,9 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
-from workers.errors import StreamdeskError
-from workers.relay import Relay, RelayConfig
-from workers.runtime import redis_client
+from workers.core.errors import StreamdeskError
+from workers.from_settings import redis_client
+from workers.producers.relay import Relay, RelayConfig
 
 # Tests only: sleep between XADD and marking rows sent (see tests/e2e/test_outbox_relay.py).
 PAUSE_ENV = "STREAMDESK_RELAY_PAUSE_AFTER_XADD_S"

@@ -6,6 +6,7 @@ from argparse import ArgumentParser
 from typing import Any
 
 from workers import operations
+from workers.from_settings import action_args
 from workers.management.actioncli import ActionCommand, add_output, cli_actor
 
 
@@ -23,4 +24,7 @@ class Command(ActionCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         event_hash, reason = options["event_hash"], options["reason"]
-        self.perform(options, lambda: operations.force_rerun(cli_actor(), event_hash, reason))
+        self.perform(
+            options,
+            lambda: operations.force_rerun(cli_actor(), event_hash, reason, **action_args()),
+        )

@@ -6,6 +6,7 @@ from argparse import ArgumentParser
 from typing import Any
 
 from workers import operations
+from workers.from_settings import action_args
 from workers.management.actioncli import (
     NOTHING_DONE_HELP,
     ActionCommand,
@@ -27,5 +28,7 @@ class Command(ActionCommand):
         stream, group = where(options)
         self.perform(
             options,
-            lambda: operations.resume(cli_actor(), stream, group, dry_run=options["dry_run"]),
+            lambda: operations.resume(
+                cli_actor(), stream, group, dry_run=options["dry_run"], **action_args()
+            ),
         )

@@ -6,6 +6,7 @@ from argparse import ArgumentParser
 from typing import Any
 
 from workers import operations
+from workers.from_settings import action_args, engine_config
 from workers.management.actioncli import (
     NOTHING_DONE_HELP,
     ActionCommand,
@@ -33,5 +34,13 @@ class Command(ActionCommand):
         actor, ids = cli_actor(), options["ids"]
         self.perform(
             options,
-            lambda: operations.retry_now(actor, stream, group, ids, options["dry_run"]),
+            lambda: operations.retry_now(
+                actor,
+                stream,
+                group,
+                ids,
+                options["dry_run"],
+                **action_args(),
+                claim_idle_ms=engine_config().claim_idle_ms,
+            ),
         )

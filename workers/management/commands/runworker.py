@@ -12,14 +12,14 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 
-from workers.errors import StreamdeskError
+from workers.core.errors import StreamdeskError
+from workers.core.registry import default_registry
+from workers.engine.serve import serve
+from workers.from_settings import engine_config, llm_config, rate_budgets, redis_client, redis_url
 from workers.management.commands.relay import relay_config
-from workers.recorder import RecorderThread, start_recorder
-from workers.registry import default_registry
-from workers.relay import Relay
-from workers.runs import DjangoRunStore
-from workers.runtime import engine_config, llm_config, rate_budgets, redis_client, redis_url
-from workers.serve import serve
+from workers.monitor.recorder import RecorderThread, start_recorder
+from workers.producers.relay import Relay
+from workers.store.runs import DjangoRunStore
 
 
 def unapplied_migrations() -> int:

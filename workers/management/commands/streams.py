@@ -8,10 +8,10 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
-from workers import stats
-from workers.errors import StreamdeskError
-from workers.runtime import engine_config, redis_client
-from workers.sample import Sample, collect
+from workers.core.errors import StreamdeskError
+from workers.from_settings import engine_config, redis_client
+from workers.monitor.sample import Sample, collect
+from workers.redis import stats
 
 
 def as_dict(sample: Sample) -> dict[str, Any]:

@@ -1,6 +1,6 @@
 """``manage.py up``: everything ``make run`` starts, kept running until one Ctrl-C.
 
-A child that dies is restarted with a back-off (workers/supervisor.py); the others go on.
+A child that dies is restarted with a back-off (workers/engine/supervisor.py); the others go on.
 """
 
 from __future__ import annotations
@@ -18,13 +18,13 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from workers.config import env_bool
-from workers.datadir import FILE_MODE, private_dir
-from workers.embedded import EmbeddedValkey
-from workers.errors import StreamdeskError
-from workers.redact import redact_url
-from workers.runtime import data_dir, redis_url
-from workers.supervisor import Child, Supervisor
+from workers.core.config import env_bool
+from workers.core.errors import StreamdeskError
+from workers.core.redact import redact_url
+from workers.engine.supervisor import Child, Supervisor
+from workers.from_settings import data_dir, redis_url
+from workers.redis.datadir import FILE_MODE, private_dir
+from workers.redis.embedded import EmbeddedValkey
 
 STOP_TIMEOUT_S = 40.0
 

@@ -8,10 +8,10 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from workers.embedded import EmbeddedValkey
-from workers.errors import StreamdeskError
-from workers.redact import redact_url
-from workers.runtime import data_dir
+from workers.core.errors import StreamdeskError
+from workers.core.redact import redact_url
+from workers.from_settings import data_dir
+from workers.redis.embedded import EmbeddedValkey
 
 
 class Command(BaseCommand):

@@ -15,12 +15,12 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
-from workers import keys
-from workers.errors import StreamdeskError
-from workers.events import Envelope
-from workers.producer import build_envelope, publish_envelopes
-from workers.registry import default_registry
-from workers.runtime import redis_client
+from workers.core import keys
+from workers.core.errors import StreamdeskError
+from workers.core.events import Envelope
+from workers.core.registry import default_registry
+from workers.from_settings import redis_client
+from workers.producers.publish import build_envelope, publish_envelopes
 
 
 def demo_event(n: int, rng: random.Random) -> list[Envelope]:

@@ -1,0 +1,132 @@
+"""The engine's configuration: one frozen object, built at the edge and passed down."""
+
+from __future__ import annotations
+
+import os
+import socket
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+from workers.core import keys
+from workers.core.errors import ConfigurationError
+from workers.core.events import DEFAULT_MAX_EVENT_BYTES
+from workers.core.retry import RetryPolicy
+
+
+def default_consumer() -> str:
+    return f"{socket.gethostname()}-{os.getpid()}"
+
+
+@dataclass(frozen=True, slots=True)
+class EngineConfig:
+    stream: str = keys.DEFAULT_STREAM
+    group: str = keys.DEFAULT_GROUP
+    consumer: str = field(default_factory=default_consumer)
+    prefix: str = keys.DEFAULT_PREFIX
+    concurrency: int = 16
+    batch_size: int = 100
+    block_ms: int = 500
+    max_deliveries: int = 5
+    claim_idle_ms: int = 60_000
+    lease_ms: int = 30_000
+    retry_base_ms: int = 1_000
+    reclaim_interval_ms: int = 1_000
+    drain_timeout_s: float = 30.0
+    heartbeat_s: float = 2.0
+    done_ttl_s: int = 7 * 24 * 3600
+    # A consumer with no heartbeat, nothing pending and no read for this long is removed by
+    # the housekeeping of the group's workers (a ghost); 0 keeps every consumer.
+    consumer_prune_s: int = 3600
+    max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES
+    burst: bool = False
+    # Record each event's lifecycle steps in the database (TimelineStep).
+    timeline: bool = True
+
+    def __post_init__(self) -> None:
+        positive = ("concurrency", "batch_size", "max_deliveries", "claim_idle_ms", "lease_ms")
+        for name in positive:
+            if getattr(self, name) < 1:
+                raise ConfigurationError(f"{name} must be at least 1, got {getattr(self, name)}")
+        if self.claim_idle_ms <= self.lease_ms:
+            # Otherwise a live worker's entry would be reclaimed while it still holds the lease.
+            raise ConfigurationError(
+                f"claim_idle_ms ({self.claim_idle_ms}) must be longer than lease_ms "
+                f"({self.lease_ms})"
+            )
+        if self.consumer_prune_s < 0:
+            raise ConfigurationError(f"consumer_prune_s must be >= 0, got {self.consumer_prune_s}")
+        if not self.stream or keys.is_dead_stream(self.stream):
+            raise ConfigurationError(f"{self.stream!r} is not a stream workers can consume")
+
+    @property
+    def retry_policy(self) -> RetryPolicy:
+        return RetryPolicy(self.max_deliveries, self.retry_base_ms, self.claim_idle_ms)
+
+    @property
+    def keys(self) -> keys.Keys:
+        return keys.Keys(self.prefix)
+
+    @classmethod
+    def from_mapping(cls, options: dict[str, Any], **overrides: Any) -> EngineConfig:
+        """Build from ``settings.STREAMDESK`` plus command-line overrides (``None`` = unset)."""
+        known = {f.name for f in fields(cls)}
+        unknown = set(options) - known
+        if unknown:
+            raise ConfigurationError(f"unknown STREAMDESK option(s): {', '.join(sorted(unknown))}")
+        given = {k: v for k, v in overrides.items() if v is not None}
+        return cls(**{**options, **given})
+
+
+def env_int(name: str, default: int) -> int:
+    raw = os.environ.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        return int(raw)
+    except ValueError:
+        raise ConfigurationError(f"{name} must be an integer, got {raw!r}") from None
+
+
+def env_bool(name: str, default: bool) -> bool:
+    raw = os.environ.get(name, "").strip().lower()
+    if raw == "":
+        return default
+    if raw in ("1", "true", "yes", "on"):
+        return True
+    if raw in ("0", "false", "no", "off"):
+        return False
+    raise ConfigurationError(f"{name} must be on or off (1/0, true/false), got {raw!r}")
+
+
+def options_from_env() -> dict[str, Any]:
+    """``STREAMDESK_*`` environment variables, for settings.py."""
+    ints = {
+        "concurrency": "STREAMDESK_CONCURRENCY",
+        "batch_size": "STREAMDESK_BATCH_SIZE",
+        "block_ms": "STREAMDESK_BLOCK_MS",
+        "max_deliveries": "STREAMDESK_MAX_DELIVERIES",
+        "claim_idle_ms": "STREAMDESK_CLAIM_IDLE_MS",
+        "lease_ms": "STREAMDESK_LEASE_MS",
+        "retry_base_ms": "STREAMDESK_RETRY_BASE_MS",
+        "reclaim_interval_ms": "STREAMDESK_RECLAIM_INTERVAL_MS",
+        "done_ttl_s": "STREAMDESK_DONE_TTL_S",
+        "consumer_prune_s": "STREAMDESK_CONSUMER_PRUNE_S",
+        "max_event_bytes": "STREAMDESK_MAX_EVENT_BYTES",
+    }
+    defaults = EngineConfig.__dataclass_fields__
+    out: dict[str, Any] = {}
+    for option, var in ints.items():
+        if os.environ.get(var):
+            out[option] = env_int(var, defaults[option].default)  # type: ignore[arg-type]
+    for option, var in (
+        ("stream", "STREAMDESK_STREAM"),
+        ("group", "STREAMDESK_GROUP"),
+        ("prefix", "STREAMDESK_PREFIX"),
+    ):
+        if os.environ.get(var):
+            out[option] = os.environ[var]
+    if os.environ.get("STREAMDESK_DRAIN_TIMEOUT_S"):
+        out["drain_timeout_s"] = float(os.environ["STREAMDESK_DRAIN_TIMEOUT_S"])
+    if os.environ.get("STREAMDESK_TIMELINE"):
+        out["timeline"] = env_bool("STREAMDESK_TIMELINE", True)
+    return out

@@ -1,0 +1,115 @@
+"""Every Redis key name Streamdesk uses, built in one place."""
+
+from __future__ import annotations
+
+DEFAULT_PREFIX = "streamdesk:"
+DEFAULT_STREAM = "streamdesk:events"
+DEFAULT_GROUP = "agents"
+DEAD_SUFFIX = ":dead"
+EVENT_FIELD = "event"
+
+
+def dead_stream(stream: str) -> str:
+    """The dead-letter stream that belongs to ``stream``."""
+    return f"{stream}{DEAD_SUFFIX}"
+
+
+def is_dead_stream(stream: str) -> bool:
+    return stream.endswith(DEAD_SUFFIX)
+
+
+def slot_tag(key: str) -> str:
+    """What Redis Cluster hashes of ``key``: its ``{tag}`` if it has one, else all of it."""
+    start = key.find("{")
+    end = key.find("}", start + 1) if start >= 0 else -1
+    return key[start + 1 : end] if end > start + 1 else key
+
+
+class Keys:
+    """Key names under one prefix (``streamdesk:`` by default)."""
+
+    def __init__(self, prefix: str = DEFAULT_PREFIX) -> None:
+        self.prefix = prefix
+
+    def gate(self, event_hash: str) -> str:
+        return f"{self.prefix}idem:{event_hash}"
+
+    def webhook_seen(self, stream: str, digest: str) -> str:
+        """A webhook body already published to ``stream`` (its entry id and event hash,
+        expiring with the replay window); in the stream's cluster slot, as one script
+        writes both."""
+        return f"{self.prefix}webhooks:seen:{{{slot_tag(stream)}}}:{digest}"
+
+    def stats(self, stream: str) -> str:
+        """Engine counters for one stream (a hash: processed, failed, ...)."""
+        return f"{self.prefix}stats:{stream}"
+
+    @property
+    def streams_index(self) -> str:
+        """A set of every stream a worker or producer has touched, so no one SCANs."""
+        return f"{self.prefix}stats:streams"
+
+    @property
+    def usage(self) -> str:
+        """Model usage paid for, by event type (a hash: ``<type>|calls``, ``|prompt_tokens``,
+        ``|completion_tokens``, ``|cost_usd``)."""
+        return f"{self.prefix}stats:usage"
+
+    def worker(self, consumer: str) -> str:
+        """One worker's heartbeat (a hash with a TTL)."""
+        return f"{self.prefix}workers:{consumer}"
+
+    @property
+    def workers_index(self) -> str:
+        """A sorted set of worker names scored by last heartbeat (ms)."""
+        return f"{self.prefix}workers"
+
+    def history(self, resolution: str) -> str:
+        """Recorded samples at one resolution (``1s``, ``10s``, ``1m``): a sorted set of JSON
+        points scored by their time (ms), trimmed by age (workers/monitor/history.py)."""
+        return f"{self.prefix}history:{resolution}"
+
+    def paused(self, stream: str, group: str) -> str:
+        """Set while a group is paused: who paused it and when (no expiry)."""
+        return f"{self.prefix}paused:{stream}:{group}"
+
+    def waits(self, stream: str, group: str) -> str:
+        """When each entry held back on purpose (a retry's backoff, a rate budget's token, a
+        duplicate waiting on its twin's lease) is due again: a sorted set of entry ids scored
+        by due time (ms). The engine keeps that wait as an idle time nobody can read back."""
+        return f"{self.prefix}waits:{stream}:{group}"
+
+    @property
+    def history_recorder(self) -> str:
+        """Which process records the history (runworker or console; a key with a short expiry)."""
+        return f"{self.prefix}history:recorder"
+
+    @property
+    def console_broadcaster(self) -> str:
+        """Which console process broadcasts the live fragments (a key with a short expiry)."""
+        return f"{self.prefix}console:broadcaster"
+
+    def console_preview(self, user_id: int) -> str:
+        """Held while one user's dead-letter preview runs (one at a time per user)."""
+        return f"{self.prefix}console:preview:{user_id}"
+
+    def budget(self, name: str) -> str:
+        """One rate budget's token bucket (a hash: tokens, ts in server ms, taken, deferrals;
+        workers/runtime/ratelimit.py). The name is the cluster hash tag: one script reads the bucket
+        and its held set, so both live in one slot."""
+        return f"{self.prefix}budget:{{{name}}}"
+
+    def budget_held(self, name: str) -> str:
+        """Events holding a reserved token of budget ``name`` (a sorted set: event hash -> when
+        its token is due, ms), beside its bucket."""
+        return f"{self.budget(name)}:held"
+
+    @property
+    def channels(self) -> str:
+        """The prefix of the console's channel-layer keys and pub/sub channels (channels-redis)."""
+        return f"{self.prefix}channels"
+
+    def sign_in_failures(self, scope: str, who: str) -> str:
+        """Failed sign-ins in the current throttle window (a counter with an expiry):
+        ``scope`` is ``user``, ``address`` or ``token``, ``who`` a digest of the name."""
+        return f"{self.prefix}throttle:{scope}:{who}"

@@ -1,0 +1,163 @@
+"""Structured logs: one JSON object per line (``STREAMDESK_LOG_FORMAT=json``) or key=value text.
+
+Both formatters pass the finished line through ``redact_text``: a URL with a password that
+reaches a log message, a field or a traceback is masked, whoever logged it. ``RepeatFilter``
+turns a failure repeated per event into one line per failure class and minute.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import threading
+import time
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from workers.core.redact import redact_text
+
+# Attributes every LogRecord has; anything else came in through ``extra=``.
+_STANDARD = set(vars(logging.LogRecord("", 0, "", 0, "", None, None))) | {"message", "asctime"}
+
+
+def extras(record: logging.LogRecord) -> dict[str, Any]:
+    return {k: v for k, v in vars(record).items() if k not in _STANDARD}
+
+
+class JsonFormatter(logging.Formatter):
+    def format(self, record: logging.LogRecord) -> str:
+        out: dict[str, Any] = {
+            "time": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds"),
+            "level": record.levelname.lower(),
+            "logger": record.name,
+            "msg": record.getMessage(),
+            **extras(record),
+        }
+        if record.exc_info:
+            out["exc"] = self.formatException(record.exc_info)
+        return redact_text(json.dumps(out, default=str))
+
+
+class TextFormatter(logging.Formatter):
+    def format(self, record: logging.LogRecord) -> str:
+        stamp = datetime.fromtimestamp(record.created).strftime("%H:%M:%S")
+        fields = " ".join(f"{k}={v}" for k, v in extras(record).items())
+        line = f"{stamp} {record.levelname.lower():7} {record.name}: {record.getMessage()}"
+        line = f"{line} {fields}" if fields else line
+        if record.exc_info:
+            line = f"{line}\n{self.formatException(record.exc_info)}"
+        return redact_text(line)
+
+
+# -- repeated failures: one line per failure class and window, not one per event ------------
+
+# The exception line of a traceback, "module.Class: message": its class names the failure.
+# The class's own name is capitalized, which keeps "streamdesk:events" from looking like one.
+_FAILURE_CLASS = re.compile(r"^\s*((?:[A-Za-z_]\w*\.)*[A-Z]\w*)(?:: |:?$)")
+REPEAT_WINDOW_S = 60.0
+# Windows kept for lines seen once: past this many, the ones that ended are let go.
+MAX_WINDOWS = 512
+
+
+def failure_class(record: logging.LogRecord) -> str:
+    """What makes two failure lines "the same": the exception classes among the arguments
+    (``KeyError``, not the key), else the ``reason`` the line carries, else the message."""
+    args = record.args if isinstance(record.args, tuple) else ()
+    classes = [m[1] for a in args if isinstance(a, str) and (m := _FAILURE_CLASS.match(a))]
+    if classes:
+        return ", ".join(classes)
+    reason = getattr(record, "reason", None)
+    return str(reason) if reason else record.getMessage()
+
+
+def _head(template: str) -> str:
+    """``"agent failed (%s); retry in %d ms"`` -> ``"agent failed"``."""
+    return template.split("%", 1)[0].rstrip(" (:;,") or template
+
+
+@dataclass(slots=True)
+class _Window:
+    started_s: float
+    repeats: int = 0
+    timer: threading.Timer | None = None
+
+
+class RepeatFilter(logging.Filter):
+    """Rate-limits repeated failure lines instead of dropping them.
+
+    The first warning (or worse) of a failure class is logged in full; the same class again
+    within ``window_s`` is counted, and when the window ends one line says how many there
+    were: ``agent failed: workers.examples.demo.agents.DemoFailure (x57 more in the last
+    60 s)``. Under demo traffic every event's failure was a line, and the first one the reader
+    needed scrolled away; an error that happens once still shows at once, whole. A window still
+    open when the process exits goes unreported (its first line was logged): at exit the
+    log's stream may already be closed.
+    """
+
+    def __init__(self, window_s: float = REPEAT_WINDOW_S, min_level: int = logging.WARNING):
+        super().__init__()
+        self.window_s = float(window_s)
+        self.min_level = min_level
+        self._windows: dict[tuple[str, int, str, str], _Window] = {}
+        self._lock = threading.Lock()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno < self.min_level or getattr(record, "repeats", None) is not None:
+            return True  # below the failures, or a summary this filter wrote
+        key = (record.name, record.levelno, str(record.msg), failure_class(record))
+        now_s = time.monotonic()
+        with self._lock:
+            window = self._windows.get(key)
+            if window is None or now_s - window.started_s >= self.window_s:
+                if len(self._windows) >= MAX_WINDOWS:
+                    self._forget_ended(now_s)
+                self._windows[key] = _Window(now_s)
+                return True
+            window.repeats += 1
+            if window.timer is None:
+                delay_s = window.started_s + self.window_s - now_s
+                window.timer = threading.Timer(delay_s, self._flush_key, (key,))
+                window.timer.daemon = True
+                window.timer.start()
+        return False
+
+    def _forget_ended(self, now_s: float) -> None:
+        """Drop windows that ended with nothing to report (lines seen once), under the lock."""
+        ended = [
+            k
+            for k, w in self._windows.items()
+            if w.timer is None and now_s - w.started_s >= self.window_s
+        ]
+        for k in ended:
+            del self._windows[k]
+
+    def _flush_key(self, key: tuple[str, int, str, str]) -> None:
+        with self._lock:
+            window = self._windows.pop(key, None)
+        if window is not None and window.repeats:
+            self._summary(key, window)
+
+    def flush(self) -> None:
+        """Log every count held now, without waiting for the windows to end."""
+        with self._lock:
+            windows, self._windows = self._windows, {}
+        for key, window in windows.items():
+            if window.timer is not None:
+                window.timer.cancel()
+            if window.repeats:
+                self._summary(key, window)
+
+    def _summary(self, key: tuple[str, int, str, str], window: _Window) -> None:
+        name, level, template, failure = key
+        span_s = min(time.monotonic() - window.started_s, self.window_s)
+        logging.getLogger(name).log(
+            level,
+            "%s: %s (x%d more in the last %.0f s)",
+            _head(template),
+            failure,
+            window.repeats,
+            span_s,
+            extra={"repeats": window.repeats},
+        )

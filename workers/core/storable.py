@@ -1,0 +1,41 @@
+"""Values as a database column takes them, where that loses nothing. Pure.
+
+A text column takes neither NUL (PostgreSQL refuses it) nor a lone surrogate (no UTF-8 for
+it), and JSON has no NaN or Infinity (SQLite's ``JSON_VALID`` and PostgreSQL's jsonb refuse
+them). Error texts and timeline details are diagnostics: those characters are written as
+their escapes, so every character keeps its identity. Results are data: they are encoded as
+strict JSON, and one the database cannot hold is refused by the settler as ``unstorable``.
+"""
+
+from __future__ import annotations
+
+import json
+import traceback
+from typing import Any
+
+_STRICT_JSON = json.JSONEncoder(allow_nan=False)
+
+
+def storable_text(text: str) -> str:
+    if not text.isascii():
+        text = text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text.replace("\x00", "\\x00")
+
+
+def strict_json(value: Any) -> str:
+    """JSON text, raising ``ValueError`` for NaN and the infinities instead of writing them."""
+    try:
+        return _STRICT_JSON.encode(value)
+    except ValueError as exc:
+        raise ValueError(f"not JSON: it holds NaN or Infinity ({exc})") from exc
+
+
+def storable_message(exc: BaseException) -> str:
+    """The database's message, in one storable paragraph (psycopg adds DETAIL lines)."""
+    return storable_text(" ".join(str(exc).split()) or type(exc).__name__)
+
+
+def describe(exc: BaseException, limit: int = 8000) -> str:
+    """The exception and its traceback, bounded so a huge error cannot bloat a row."""
+    text = "".join(traceback.format_exception(exc)).strip()
+    return text if len(text) <= limit else f"{text[: limit // 2]}\n...\n{text[-limit // 2 :]}"

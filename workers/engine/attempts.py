@@ -1,0 +1,132 @@
+"""One attempt at an event, and the small records the worker passes between its stages."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from workers.core.records import Run
+from workers.engine.intake import Rejected, Runnable
+from workers.gate import Gate, Outcome, lease_name
+from workers.redis.bus import Delivery
+
+log = logging.getLogger("streamdesk.worker")
+
+
+@dataclass(slots=True, eq=False)
+class Attempt:
+    runnable: Runnable
+    owner: str
+    token: int
+    started_at: datetime
+    started_mono: float
+    followers: list[Delivery] = field(default_factory=list)
+    takeover: bool = False
+    task: asyncio.Task[None] | None = None
+
+    @property
+    def event_hash(self) -> str:
+        return self.runnable.event.hash
+
+    @property
+    def lease(self) -> str:
+        return lease_name(self.owner, self.token)
+
+    @property
+    def delivery(self) -> Delivery:
+        return self.runnable.delivery
+
+    @property
+    def entry_ids(self) -> list[str]:
+        """Its own entry and those of the duplicates waiting on it."""
+        return [self.delivery.entry_id, *(d.entry_id for d in self.followers)]
+
+    @property
+    def run(self) -> Run:
+        return run_record(
+            self.runnable, self.lease, self.token, self.owner, self.started_at, self.takeover
+        )
+
+
+@dataclass(slots=True)
+class Settlement:
+    """What a batch settles without running an agent."""
+
+    rejected: list[Rejected]
+    hits: list[Delivery]
+    deleted: list[Delivery]
+    busy: list[Delivery]
+
+
+@dataclass(slots=True)
+class HashGroup:
+    """Deliveries of one event hash in one batch: the first leads, the rest wait on it."""
+
+    leader: Runnable
+    followers: list[Delivery] = field(default_factory=list)
+
+
+def run_record(
+    runnable: Runnable,
+    lease: str,
+    token: int,
+    owner: str,
+    started: datetime | None,
+    takeover: bool,
+) -> Run:
+    event = runnable.event
+    return Run(
+        event_hash=event.hash,
+        lease=lease,
+        token=token,
+        consumer=owner.split("/", 1)[0],
+        event_type=event.type,
+        event_id=event.id or "",
+        source=event.source,
+        subject=event.subject or "",
+        stream=event.stream,
+        entry_id=event.entry_id,
+        started_at=started,
+        takeover=takeover,
+        deliveries=runnable.delivery.deliveries,
+    )
+
+
+async def gate_groups(
+    gate: Gate, consumer: str, groups: list[HashGroup]
+) -> tuple[list[Attempt], list[Delivery], list[Delivery]]:
+    """Gate each group's leader; returns attempts to run, duplicates to ack, busy ones."""
+    owners = [f"{consumer}/{g.leader.delivery.entry_id}" for g in groups]
+    tickets = await gate.acquire_many(
+        [(g.leader.event.hash, o) for g, o in zip(groups, owners, strict=True)]
+    )
+    now, mono = datetime.now(UTC), time.monotonic()
+    attempts: list[Attempt] = []
+    hits: list[Delivery] = []
+    busy: list[Delivery] = []
+    for group, owner, ticket in zip(groups, owners, tickets, strict=True):
+        if ticket.outcome is Outcome.HIT:
+            hits += [group.leader.delivery, *group.followers]
+        elif ticket.outcome is Outcome.BUSY:
+            busy += [group.leader.delivery, *group.followers]
+        else:
+            if ticket.outcome is Outcome.TAKEOVER:
+                log.info(
+                    "lease taken over",
+                    extra={"event_hash": group.leader.event.hash, "token": ticket.token},
+                )
+            attempts.append(
+                Attempt(
+                    group.leader,
+                    owner,
+                    ticket.token,
+                    now,
+                    mono,
+                    list(group.followers),
+                    takeover=ticket.outcome is Outcome.TAKEOVER,
+                )
+            )
+    return attempts, hits, busy

@@ -1,0 +1,218 @@
+"""What a worker does beside processing: renewing leases, keeping its heartbeat, writing
+the timeline steps of agents that run long."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import socket
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from workers.engine.timeline import START_LINGER_S
+from workers.redis import consumers, stats
+
+if TYPE_CHECKING:
+    from workers.engine.attempts import Attempt
+    from workers.engine.ports import Ports
+
+log = logging.getLogger("streamdesk.worker")
+
+# How often a worker looks whether its group was paused or resumed (docs/actions.md).
+PAUSE_POLL_S = 0.5
+# How often a worker looks for ghost consumers to prune: a tenth of the prune time, within
+# these bounds (one XINFO CONSUMERS per look: cheap, but no need to ask every second).
+PRUNE_EVERY_MIN_S = 0.5
+PRUNE_EVERY_MAX_S = 60.0
+
+
+@dataclass(frozen=True, slots=True)
+class Status:
+    """What the heartbeat says of the worker besides its attempts, read at each beat."""
+
+    started_ms: int
+    processed: int
+    stopping: bool
+
+
+class Housekeeper:
+    """Given the worker's collaborators: ``inflight`` (its attempts by event hash, read at
+    each renewal and beat), ``hold_deferrals`` (keeps deferred entries from being reclaimed),
+    ``on_pause(by)`` (told when the group is paused, ``by`` who and when, or resumed: None)
+    and ``status()`` for the heartbeat."""
+
+    def __init__(
+        self,
+        ports: Ports,
+        *,
+        inflight: Mapping[str, Attempt],
+        hold_deferrals: Callable[[], Awaitable[None]],
+        on_pause: Callable[[str | None], None],
+        status: Callable[[], Status],
+    ) -> None:
+        config = ports.config
+        self.config = config
+        self.client = ports.client
+        self.keys = config.keys
+        self.gate = ports.gate
+        self.db = ports.db
+        self.timeline = ports.timeline
+        self.inflight = inflight
+        self.hold_deferrals = hold_deferrals
+        self.on_pause = on_pause
+        self.status = status
+        # Who paused the group and when, while it is paused.
+        self.paused_by: str | None = None
+
+    def start(self) -> list[asyncio.Task[None]]:
+        tasks = [
+            asyncio.create_task(self._every(self.config.lease_ms / 3000, self.renew), name="renew"),
+            asyncio.create_task(self._every(self.config.heartbeat_s, self.beat), name="heartbeat"),
+            asyncio.create_task(self._every(PAUSE_POLL_S, self.check_pause), name="pause"),
+            asyncio.create_task(
+                self._every(self.config.claim_idle_ms / 4000, self.hold_deferrals),
+                name="hold-deferrals",
+            ),
+        ]
+        if self.config.consumer_prune_s > 0:
+            every_s = self.config.consumer_prune_s / 10
+            every_s = min(max(every_s, PRUNE_EVERY_MIN_S), PRUNE_EVERY_MAX_S)
+            tasks.append(asyncio.create_task(self._every(every_s, self.prune), name="prune"))
+        if self.timeline.on:
+            every = self._every(START_LINGER_S, self.write_started)
+            tasks.append(asyncio.create_task(every, name="timeline"))
+        return tasks
+
+    async def _every(self, interval_s: float, step: Any) -> None:
+        while True:
+            try:
+                await step()
+            except Exception as exc:
+                log.warning("%s failed: %s", step.__name__, exc)
+            await asyncio.sleep(interval_s)
+
+    async def renew(self) -> None:
+        """Extend the lease of every running agent, so a long agent is not taken over."""
+        attempts = list(self.inflight.values())
+        held = await self.gate.renew_many([(a.event_hash, a.owner, a.token) for a in attempts])
+        for attempt, ok in zip(attempts, held, strict=True):
+            if not ok:
+                log.warning("lease lost for %s: its result will be refused", attempt.lease)
+        # Reset the idle time of entries still ours, so no one reclaims a long agent's entry
+        # (or its waiting duplicates) and inflates their delivery counts.
+        ids: list[Any] = [
+            entry_id
+            for attempt, ok in zip(attempts, held, strict=True)
+            if ok
+            for entry_id in attempt.entry_ids
+        ]
+        if ids:
+            await self.client.xclaim(
+                self.config.stream, self.config.group, self.config.consumer, 0, ids, justid=True
+            )
+
+    async def check_pause(self) -> None:
+        """Follow the group's pause key; the read loop stops reading while it is set."""
+        key = self.keys.paused(self.config.stream, self.config.group)
+        value = await self.client.get(key)
+        by = None if value is None else str(value)
+        was, self.paused_by = self.paused_by, by
+        if by != was:
+            self.on_pause(by)
+        where = f"{self.config.stream} group {self.config.group}"
+        if by is not None and was is None:
+            log.info(
+                "%s paused (%s): no new reads; finishing %d in flight",
+                where,
+                by,
+                len(self.inflight),
+            )
+        elif by is None and was is not None:
+            log.info("%s resumed: reading again", where)
+
+    async def prune(self) -> None:
+        """Remove the group's ghost consumers (``consumers.prune``), audited."""
+        c = self.config
+        pruned = await consumers.prune(
+            self.client,
+            self.keys,
+            c.stream,
+            c.group,
+            c.consumer,
+            c.consumer_prune_s * 1000,
+        )
+        for p in pruned:
+            log.info(
+                "pruned consumer %s of %s group %s: no heartbeat, nothing pending",
+                p.consumer,
+                p.stream,
+                p.group,
+            )
+        if pruned:
+            self.db.post(record_pruned, pruned)
+
+    async def write_started(self) -> None:
+        self.timeline.flush_started(time.monotonic())
+
+    def info(self) -> dict[str, Any]:
+        current = next(iter(self.inflight.values()), None)
+        status = self.status()
+        return {
+            "consumer": self.config.consumer,
+            "host": socket.gethostname(),
+            "pid": os.getpid(),
+            "stream": self.config.stream,
+            "group": self.config.group,
+            "concurrency": self.config.concurrency,
+            "started_ms": status.started_ms,
+            "processed": status.processed,
+            "inflight": len(self.inflight),
+            "current": (
+                f"{current.runnable.event.type} {current.delivery.entry_id}" if current else ""
+            ),
+            "state": self.state(status),
+        }
+
+    def state(self, status: Status) -> str:
+        if status.stopping:
+            return "draining"
+        return "running" if self.paused_by is None else "paused"
+
+    async def beat(self) -> None:
+        ttl_s = max(int(self.config.heartbeat_s * 3), 2)
+        async with self.client.pipeline(transaction=False) as pipe:
+            stats.queue_heartbeat(
+                pipe,
+                self.keys,
+                self.config.consumer,
+                self.info(),
+                ttl_s,
+                int(time.time() * 1000),
+            )
+            await pipe.execute()
+
+    async def farewell(self) -> None:
+        """A clean exit removes the heartbeat at once instead of letting it expire."""
+        try:
+            async with self.client.pipeline(transaction=False) as pipe:
+                pipe.delete(self.keys.worker(self.config.consumer))
+                pipe.zrem(self.keys.workers_index, self.config.consumer)
+                await pipe.execute()
+        except Exception as exc:
+            log.warning("could not remove heartbeat: %s", exc)
+
+
+def record_pruned(pruned: list[consumers.Pruned]) -> None:
+    """One audit record per consumer removed, by "housekeeping" through the engine's door."""
+    from workers.models import Door  # Django's models: loaded once the database is in use
+    from workers.store.audit import Action, Actor, Entry, Result
+
+    actor = Actor("housekeeping", Door.ENGINE)
+    for p in pruned:
+        entry = Entry(actor, Action.PRUNE_CONSUMER, p.stream, p.group, {"consumer": p.consumer})
+        entry.count = 1
+        entry.detail = f"no heartbeat, nothing pending, idle {p.idle_ms // 1000} s"
+        entry.write(Result.OK)

@@ -1,0 +1,95 @@
+"""Finished attempts on their way to the database and Redis: what the settler sorts. Pure."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from pydantic_core import to_jsonable_python
+
+from workers.core.records import Finish, Usage
+from workers.core.retry import UNSTORABLE, Decision, RetryPolicy
+
+if TYPE_CHECKING:
+    from workers.engine.attempts import Attempt
+
+
+@dataclass(slots=True, eq=False)
+class Settled:
+    attempt: Attempt
+    ok: bool
+    result: Any = None
+    error: str = ""
+    duration_ms: float = 0.0
+    # Its ran step is not written yet (timeline.py): a failure writes it, a commit needs none.
+    start_unwritten: bool = False
+    # Its timeline steps are written (a settle retried after a Redis outage skips them).
+    recorded: bool = False
+    # Deferred for a rate budget: rerun in this many ms (neither a success nor a failure).
+    wait_ms: int | None = None
+    # The run's model usage (stored steps included), and what this attempt paid for.
+    usage: Usage = field(default_factory=Usage)
+    spent: Usage = field(default_factory=Usage)
+    # The database refused to store this outcome: it is dead-lettered as unstorable.
+    refused: bool = False
+
+    def finish(self, dead: bool = False) -> Finish:
+        result = None if self.refused else self.result
+        return Finish(self.attempt.run, self.duration_ms, result, self.error, dead, self.usage)
+
+    def refuse(self, message: str) -> None:
+        """The database's ``message`` leads the error; the agent's own error (if any) stays."""
+        self.refused = True
+        self.error = f"unstorable: {message}" + (f"\n\n{self.error}" if self.error else "")
+
+
+def succeeded(attempt: Attempt, value: Any) -> Settled:
+    """The agent returned ``value``: stored as JSON, or refused if it has none (an object
+    pydantic cannot serialize, a key with a lone surrogate). A rerun would return it again."""
+    try:
+        return Settled(attempt, ok=True, result=to_jsonable_python(value))
+    except Exception as exc:
+        outcome = Settled(attempt, ok=True)
+        outcome.refuse(f"the result is not JSON: {exc}")
+        return outcome
+
+
+@dataclass(frozen=True, slots=True)
+class Stored:
+    """A batch sorted for the database and its Redis pipeline; ``committed``: the leases
+    whose results the database took."""
+
+    oks: list[Settled]
+    fails: list[Settled]
+    decisions: list[Decision]
+    deferred: list[Settled]
+    committed: set[str] = field(default_factory=set)
+
+
+def sort_outcomes(batch: list[Settled], policy: RetryPolicy) -> Stored:
+    oks = [s for s in batch if s.ok and not s.refused]
+    deferred = [s for s in batch if s.wait_ms is not None and not s.refused]
+    fails = [s for s in batch if s.refused or (not s.ok and s.wait_ms is None)]
+    decisions = [
+        UNSTORABLE if s.refused else policy.after_failure(s.attempt.delivery.deliveries)
+        for s in fails
+    ]
+    return Stored(oks, fails, decisions, deferred)
+
+
+def merge(parts: list[Stored]) -> Stored:
+    return Stored(
+        [s for p in parts for s in p.oks],
+        [s for p in parts for s in p.fails],
+        [d for p in parts for d in p.decisions],
+        [s for p in parts for s in p.deferred],
+        set().union(*(p.committed for p in parts)),
+    )
+
+
+def spent_by_type(batch: list[Settled]) -> dict[str, Usage]:
+    out: dict[str, Usage] = {}
+    for s in batch:
+        if s.spent.calls:
+            out.setdefault(s.attempt.runnable.event.type, Usage()).merge(s.spent)
+    return out

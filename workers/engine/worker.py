@@ -1,0 +1,400 @@
+"""The worker: read -> gate -> run -> settle, with reclaim, leases and heartbeats beside it.
+
+Round trips are per batch, never per event: one XREADGROUP, one gate pipeline beside one
+database read (which events already succeeded), then, as agents finish, one database commit
+and one settle pipeline (gate done + XACK + counters) for everything that finished together.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import logging
+import time
+from collections import Counter
+from collections.abc import Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import redis
+from redis.asyncio import Redis
+
+from workers.core.config import EngineConfig
+from workers.core.errors import Deferred
+from workers.core.registry import Registry
+from workers.core.storable import describe
+from workers.engine.attempts import Attempt, HashGroup, Settlement, gate_groups, run_record
+from workers.engine.defer import Deferrals
+from workers.engine.housekeeping import Housekeeper, Status
+from workers.engine.intake import Rejected, Runnable, sort_deliveries
+from workers.engine.invoke import context_for, invoke
+from workers.engine.outcomes import Settled, succeeded
+from workers.engine.ports import Ports
+from workers.engine.reclaim import Reclaimer
+from workers.engine.settle import Settler
+from workers.engine.timeline import Timeline
+from workers.gate import Gate
+from workers.redis import bus
+from workers.redis.bus import Delivery
+from workers.runtime.context import Services
+from workers.runtime.llm.config import LLMConfig
+from workers.runtime.ratelimit import Budget, Limiter
+from workers.store.dbwriter import DbWriter
+from workers.store.protocols import DoneCheck, RunStore, WorkerSteps
+
+log = logging.getLogger("streamdesk.worker")
+
+REDIS_DOWN = (redis.ConnectionError, redis.TimeoutError, ConnectionError, OSError)
+MAX_BACKOFF_S = 5.0
+# While the group is paused, how often the read loop looks whether it was resumed.
+PAUSED_WAIT_S = 0.1
+
+
+class Worker:
+    def __init__(
+        self,
+        config: EngineConfig,
+        client: Redis,
+        registry: Registry,
+        store: RunStore,
+        budgets: dict[str, Budget] | None = None,
+        llm: LLMConfig | None = None,
+    ) -> None:
+        self.config = config
+        self.client = client
+        self.registry = registry
+        self.store = store
+        self.gate = Gate(client, config.keys, config.lease_ms, config.done_ttl_s)
+        self.reclaimer = Reclaimer(
+            client, config.stream, config.group, config.consumer, config.claim_idle_ms
+        )
+        self.inflight: dict[str, Attempt] = {}
+        self.stopping = asyncio.Event()
+        self.slot_freed = asyncio.Event()
+        self.running = 0  # agents executing now (inflight also holds those awaiting settle)
+        self.admitting: set[asyncio.Task[None]] = set()
+        self.processed = 0
+        self.paused_by: str | None = None  # who paused the group and when (see _paused)
+        self.started_ms = int(time.time() * 1000)
+        # One thread owns the database connection; agents' sync code gets its own pool.
+        self.db = DbWriter(store)
+        self.done_check = DoneCheck(self.db, store)
+        self.timeline = Timeline(config, functools.partial(self.db.post, store.record))
+        self._agents = ThreadPoolExecutor(config.concurrency, thread_name_prefix="streamdesk-agent")
+        self.services = Services(
+            WorkerSteps(self.db, store),
+            Limiter(client, budgets or {}, config.prefix),
+            llm or LLMConfig(),
+            self._agents,
+        )
+        self.deferrals = Deferrals(
+            client, config.stream, config.group, config.consumer, config.claim_idle_ms
+        )
+        p = Ports(config, client, self.gate, self.db, self.timeline)
+        self.settler = Settler(p, store, on_deferred=self.deferrals.add, on_finished=self.finished)
+        self.housekeeper = Housekeeper(
+            p,
+            inflight=self.inflight,
+            hold_deferrals=self.deferrals.hold,
+            on_pause=self._paused,
+            status=lambda: Status(self.started_ms, self.processed, self.stopping.is_set()),
+        )
+        self._next_reclaim = 0.0
+
+    # -- lifecycle ---------------------------------------------------------------------------
+
+    def request_stop(self) -> None:
+        if not self.stopping.is_set():
+            log.info("stopping: no new reads, draining %d in-flight", len(self.inflight))
+        self.stopping.set()
+        self.slot_freed.set()
+
+    async def run(self) -> None:
+        await bus.ensure_group(self.client, self.config.stream, self.config.group)
+        background = [
+            asyncio.create_task(self.settler.run(), name="settler"),
+            *self.housekeeper.start(),
+        ]
+        try:
+            await self._guarded(self.housekeeper.check_pause)
+            await self._guarded(self._recover_own_pending)
+            while not self.stopping.is_set():
+                if await self._guarded(self._tick) and self.config.burst:
+                    break
+        finally:
+            await self._drain()
+            for task in background:
+                task.cancel()
+            await asyncio.gather(*background, return_exceptions=True)
+            await self.housekeeper.farewell()
+            await self.db.close()
+            self.done_check.close()
+            self._agents.shutdown(wait=False, cancel_futures=True)
+
+    async def _guarded(self, step: Callable[[], Any]) -> bool:
+        """Run a loop step; Redis outages back off and retry, bugs are logged, never fatal."""
+        delay = 0.1
+        while not self.stopping.is_set():
+            try:
+                return bool(await step())
+            except REDIS_DOWN as exc:
+                log.warning("redis unavailable (%s); retrying in %.1f s", exc, delay)
+            except Exception as exc:
+                if isinstance(exc, redis.ResponseError) and "NOGROUP" in str(exc):
+                    # The server came back empty (no persistence, a failover): start over.
+                    log.warning("stream or group %s is gone; recreating it", self.config.group)
+                    await self._quietly(
+                        bus.ensure_group(self.client, self.config.stream, self.config.group)
+                    )
+                else:
+                    log.exception("worker step failed; continuing")
+            await self._sleep(delay)
+            delay = min(delay * 2, MAX_BACKOFF_S)
+        return False
+
+    async def _sleep(self, seconds: float) -> None:
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self.stopping.wait(), timeout=seconds)
+
+    # -- reading -----------------------------------------------------------------------------
+
+    async def _recover_own_pending(self) -> None:
+        """Entries this consumer name read before a restart (id 0), before anything new."""
+        after = "0"
+        while not self.stopping.is_set():
+            if self.paused_by is not None:
+                if await self._while_paused():
+                    return
+                continue
+            found = await bus.read_own_pending(
+                self.client,
+                self.config.stream,
+                self.config.group,
+                self.config.consumer,
+                after,
+                self.config.batch_size,
+            )
+            if not found:
+                return
+            after = found[-1].entry_id
+            counts = await bus.delivery_counts(
+                self.client, self.config.stream, self.config.group, [d.entry_id for d in found]
+            )
+            for delivery in found:
+                delivery.deliveries = counts.get(delivery.entry_id, 1)
+            await self._wait_for_slots()
+            await self.handle(found)
+
+    async def _tick(self) -> bool:
+        """One read. Returns True when a burst run has nothing left to do."""
+        if self.paused_by is not None:
+            return await self._while_paused()
+        free = await self._wait_for_slots()
+        if free == 0:
+            return False
+        want = min(free, self.config.batch_size)
+        if self.deferrals.due():
+            due = await self.deferrals.take_due(want)
+            if due:
+                await self.handle(due)
+                return False
+        if time.monotonic() >= self._next_reclaim:
+            self._next_reclaim = time.monotonic() + self.config.reclaim_interval_ms / 1000
+            if await self._reclaim(want):
+                return False
+        block_ms = min(self.config.block_ms, 100) if self.config.burst else self.config.block_ms
+        wake = self.deferrals.ms_until_next()
+        if wake is not None:
+            block_ms = max(1, min(block_ms, wake))
+        batch = await bus.read_new(
+            self.client,
+            self.config.stream,
+            self.config.group,
+            self.config.consumer,
+            want,
+            block_ms,
+        )
+        if batch:
+            await self.handle(batch)
+            return False
+        return self.config.burst and await self._nothing_left()
+
+    async def _reclaim(self, want: int) -> bool:
+        found = await self.reclaimer.claim(want)
+        counts = Counter(reclaimed=len(found.deliveries), deleted=len(found.deleted_ids))
+        if found.deleted_ids:
+            log.info("reclaim: %d pending ids pointed at deleted entries", len(found.deleted_ids))
+            self.timeline.deleted(found.deleted_ids)
+        await self.settler.count(counts)
+        if found.deliveries:
+            await self.handle(found.deliveries)
+        return bool(found.deliveries)
+
+    async def _while_paused(self) -> bool:
+        """Paused: no reads, no reclaims; what is held finishes and settles meanwhile. A
+        burst run ends once it holds nothing (the group's pending entries wait for resume)."""
+        if self.config.burst and self._holds_nothing():
+            return True
+        await self._sleep(PAUSED_WAIT_S)
+        return False
+
+    def _holds_nothing(self) -> bool:
+        return not (self.inflight or self.admitting or len(self.deferrals)) and self.settler.idle
+
+    async def _nothing_left(self) -> bool:
+        if not self._holds_nothing():
+            return False
+        return await bus.pending_count(self.client, self.config.stream, self.config.group) == 0
+
+    async def _wait_for_slots(self) -> int:
+        while self._free_slots() <= 0 and not self.stopping.is_set():
+            self.slot_freed.clear()
+            await self.slot_freed.wait()
+        return 0 if self.stopping.is_set() else self._free_slots()
+
+    def _free_slots(self) -> int:
+        """Agents may run ``concurrency`` at once; finished ones waiting to be settled take no
+        slot, but their backlog is bounded so a slow database slows reading down."""
+        backlog_cap = self.config.concurrency + 2 * self.config.batch_size
+        return min(self.config.concurrency - self.running, backlog_cap - len(self.inflight))
+
+    # -- one batch: decode -> gate + duplicate check -> start --------------------------------
+
+    async def handle(self, deliveries: list[Delivery]) -> None:
+        intake = sort_deliveries(
+            deliveries, self.config.stream, self.registry, self.config.max_event_bytes
+        )
+        policy = self.config.retry_policy
+        rejected = list(intake.rejected)
+        groups: dict[str, HashGroup] = {}
+        for runnable in intake.runnable:
+            if policy.exhausted(runnable.delivery.deliveries):
+                rejected.append(self._exhausted(runnable))
+            elif runnable.event.hash in self.inflight:
+                self.inflight[runnable.event.hash].followers.append(runnable.delivery)
+            elif runnable.event.hash in groups:
+                groups[runnable.event.hash].followers.append(runnable.delivery)
+            else:
+                groups[runnable.event.hash] = HashGroup(runnable)
+        leaders = list(groups.values())
+        # The gate and the database's duplicate check do not depend on each other: both at
+        # once, so an agent starts one round trip after its entry is read.
+        gated, looked_up = await asyncio.gather(
+            gate_groups(self.gate, self.config.consumer, leaders),
+            self.done_check([g.leader.event.hash for g in leaders]),
+            return_exceptions=True,
+        )
+        if isinstance(gated, BaseException):
+            raise gated
+        attempts, hits, busy = gated
+        if isinstance(looked_up, BaseException):
+            await self._give_back(attempts)
+            raise looked_up
+        done = looked_up
+        finished = [a for a in attempts if a.event_hash in done]
+        for attempt in finished:
+            # The database says these succeeded although Redis forgot: duplicates after all.
+            hits += [attempt.delivery, *attempt.followers]
+        attempts = [a for a in attempts if a.event_hash not in done]
+        for attempt in attempts:
+            self.inflight[attempt.event_hash] = attempt  # later duplicates wait on it
+        for attempt in attempts:
+            if not attempt.takeover:
+                self._start(attempt)
+        takeovers = [a for a in attempts if a.takeover]
+        rest = Settlement(rejected, hits, intake.deleted, busy)
+        # The rest needs no hurry: the next batch is read meanwhile.
+        task = asyncio.create_task(self._after_gate(takeovers, done, rest))
+        self.admitting.add(task)
+        task.add_done_callback(self.admitting.discard)
+
+    async def _give_back(self, attempts: list[Attempt]) -> None:
+        """Admission failed: release the leases; the entries stay pending for redelivery."""
+        for attempt in attempts:
+            self.inflight.pop(attempt.event_hash, None)
+        self.slot_freed.set()
+        await self._quietly(self.settler.release(attempts, "admission failed; left pending"))
+
+    async def _after_gate(self, takeovers: list[Attempt], done: set[str], rest: Settlement) -> None:
+        """Fence and start the takeovers, then settle what cannot run."""
+        if takeovers:
+            try:
+                await self.db.call(self.store.fence, [a.run for a in takeovers])
+            except Exception:
+                log.exception(
+                    "fencing %d takeovers failed; they will be redelivered", len(takeovers)
+                )
+                await self._give_back(takeovers)
+                takeovers = []
+            for attempt in takeovers:
+                self._start(attempt)
+        if done:
+            await self._quietly(self.settler.mark_done(done))
+        await self._quietly(self.settler.reject(rest.rejected, rest.hits, rest.deleted, rest.busy))
+
+    async def _quietly(self, step: Awaitable[object]) -> None:
+        """Settling is retried by redelivery if it fails here: log, never crash the task."""
+        try:
+            await step
+        except Exception:
+            log.exception("settling a batch failed; its entries stay pending")
+
+    def _exhausted(self, runnable: Runnable) -> Rejected:
+        n = runnable.delivery.deliveries
+        error = f"delivered {n} times (max {self.config.max_deliveries}) without finishing"
+        run = run_record(runnable, "", 0, self.config.consumer, None, False)
+        return Rejected(runnable.delivery, "max-deliveries", error, run)
+
+    # -- running an agent --------------------------------------------------------------------
+
+    def _start(self, attempt: Attempt) -> None:
+        self.inflight[attempt.event_hash] = attempt
+        attempt.task = asyncio.create_task(self._run(attempt), name=f"agent:{attempt.lease}")
+        self.timeline.ran(attempt)
+
+    async def _run(self, attempt: Attempt) -> None:
+        runnable = attempt.runnable
+        ctx = context_for(self.services, self.config, attempt)
+        self.running += 1
+        try:
+            value = await invoke(runnable.spec, runnable.event, ctx, self._agents)
+            outcome = succeeded(attempt, value)
+        except Deferred as deferred:
+            outcome = Settled(attempt, ok=False, error=str(deferred), wait_ms=deferred.wait_ms)
+        except Exception as exc:
+            outcome = Settled(attempt, ok=False, error=describe(exc))
+        finally:
+            self.running -= 1
+            self.slot_freed.set()
+        outcome.usage, outcome.spent = ctx.usage, ctx.spent
+        outcome.duration_ms = (time.monotonic() - attempt.started_mono) * 1000
+        self.settler.submit(outcome)
+
+    def _paused(self, by: str | None) -> None:
+        self.paused_by = by  # by the housekeeper, which polls the group's pause key
+
+    def finished(self, attempt: Attempt) -> None:
+        """Called by the settler once an attempt's outcome is stored."""
+        self.inflight.pop(attempt.event_hash, None)
+        self.processed += 1
+        self.slot_freed.set()
+
+    # -- stopping ----------------------------------------------------------------------------
+
+    async def _drain(self) -> None:
+        if self.admitting:
+            await asyncio.wait(list(self.admitting), timeout=self.config.drain_timeout_s)
+        tasks = [a.task for a in self.inflight.values() if a.task is not None]
+        if tasks:
+            await asyncio.wait(tasks, timeout=self.config.drain_timeout_s)
+        await self.settler.flush(timeout_s=max(self.config.drain_timeout_s, 5.0))
+        leftover = list(self.inflight.values())
+        if leftover:
+            log.warning(
+                "drain timeout: releasing %d unfinished events for redelivery", len(leftover)
+            )
+            for attempt in leftover:
+                if attempt.task is not None:
+                    attempt.task.cancel()
+            await self.settler.release(leftover, "drain timeout at shutdown; left pending")

@@ -1,0 +1,66 @@
+"""Django glue: the engine's configuration and Redis connection, from settings."""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+from typing import Any
+
+import redis
+from django.conf import settings
+
+from workers.core.config import EngineConfig
+from workers.redis.connection import connect, resolve_url
+from workers.redis.embedded import EmbeddedValkey
+from workers.runtime.llm.config import LLMConfig
+from workers.runtime.ratelimit import Budget, budgets_from, parse_budgets
+
+
+def data_dir() -> Path:
+    return Path(settings.STREAMDESK_DATA_DIR)
+
+
+def redis_url() -> str:
+    """``REDIS_URL``, or the embedded server's URL (starting it if needed)."""
+    return resolve_url(settings.REDIS_URL, data_dir())
+
+
+def start_embedded() -> str | None:
+    """With no ``REDIS_URL``, start the embedded server unless it answers already: its URL
+    when this call started it (for a command to say so, once), else None."""
+    if settings.REDIS_URL:
+        return None
+    server = EmbeddedValkey(data_dir())
+    return server.url if server.ensure_running() else None
+
+
+def engine_config(**overrides: Any) -> EngineConfig:
+    return EngineConfig.from_mapping(dict(settings.STREAMDESK), **overrides)
+
+
+def rate_budgets() -> dict[str, Budget]:
+    """``STREAMDESK_RATE_LIMITS``: a ``"github=50/s:100,..."`` string or a dict of
+    ``{"rate": per second, "burst": n}``."""
+    raw = getattr(settings, "STREAMDESK_RATE_LIMITS", {})
+    return parse_budgets(raw) if isinstance(raw, str) else budgets_from(raw)
+
+
+def llm_config() -> LLMConfig:
+    config = getattr(settings, "STREAMDESK_LLM", None)
+    return config if isinstance(config, LLMConfig) else LLMConfig()
+
+
+@functools.cache
+def _client(url: str) -> redis.Redis:
+    return connect(url, encoding_errors="replace")
+
+
+def redis_client() -> redis.Redis:
+    """A shared, version-checked sync client for this process."""
+    return _client(redis_url())
+
+
+def action_args() -> dict[str, Any]:
+    """What every operator action (``workers.operations``) takes from its caller: this
+    process's Redis client and key names."""
+    return {"client": redis_client(), "keys": engine_config().keys}

@@ -1,0 +1,168 @@
+"""The recorded history of samples in Redis, by time: 5 minutes at 1 s, 1 hour at 10 s and
+24 hours at 1 min, so every console (and a restarted one) reads the same charts and rates.
+
+Each resolution is a sorted set of JSON points scored by their time (ms, the Redis server's
+clock). A point is added only when its time bucket (``t // step_ms``) is newer than the
+newest point's, and points older than the resolution's retention are removed in the same
+call, so each set holds at most retention / step points whatever the tick rate. Only the
+process holding the recorder lease writes (workers/monitor/recorder.py); the check is inside the
+script, so a lease lost between the claim and the write writes nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+import redis
+
+from workers.core.keys import Keys
+from workers.monitor.sample import Sample
+
+# One history point: {"t": ms, "s": {stream: {"n": length, "a": added, "p": processed,
+# "f": failed, "d": dead-lettered, "h": idempotency hits, "r": deferred (out of a rate budget),
+# "g": {group: [lag, pending, read]}}}}. Points recorded before "r" existed simply lack it.
+Point = dict[str, Any]
+
+
+def to_point(sample: Sample) -> Point:
+    return {
+        "t": sample.at_ms,
+        "s": {
+            s.name: {
+                "n": s.length,
+                "a": s.entries_added,
+                "p": s.counters["processed"],
+                "f": s.counters["failed"],
+                "d": s.counters["dead_lettered"],
+                "h": s.counters["idempotency_hits"],
+                # .get: a sample built by hand may predate the counter.
+                "r": s.counters.get("deferred", 0),
+                "g": {g.name: [g.lag, g.pending, g.entries_read] for g in s.groups},
+            }
+            for s in sample.streams
+        },
+    }
+
+
+@dataclass(frozen=True, slots=True)
+class Resolution:
+    name: str  # the key suffix: ``keys.history(name)``
+    step_ms: int
+    keep_ms: int
+
+    @property
+    def max_points(self) -> int:
+        # One per bucket over the retention, plus the bucket the oldest point is in.
+        return self.keep_ms // self.step_ms + 1
+
+
+SECOND = Resolution("1s", 1_000, 5 * 60_000)
+TEN_SECONDS = Resolution("10s", 10_000, 60 * 60_000)
+MINUTE = Resolution("1m", 60_000, 24 * 60 * 60_000)
+RESOLUTIONS = (SECOND, TEN_SECONDS, MINUTE)
+
+# KEYS: the recorder lease, then one sorted set per resolution.
+# ARGV: holder, t (ms), point JSON, then step_ms, keep_ms, max_points per resolution.
+# Returns -1 when another process holds the lease, else the number of sets appended to.
+RECORD = """
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return -1 end
+local t = tonumber(ARGV[2])
+local added = 0
+for i = 2, #KEYS do
+  local step = tonumber(ARGV[3 * i - 2])
+  local keep = tonumber(ARGV[3 * i - 1])
+  local cap = tonumber(ARGV[3 * i])
+  local newest = redis.call('ZRANGE', KEYS[i], -1, -1, 'WITHSCORES')
+  if (not newest[2]) or math.floor(tonumber(newest[2]) / step) < math.floor(t / step) then
+    redis.call('ZADD', KEYS[i], t, ARGV[3])
+    added = added + 1
+  end
+  redis.call('ZREMRANGEBYSCORE', KEYS[i], '-inf', '(' .. tostring(t - keep))
+  redis.call('ZREMRANGEBYRANK', KEYS[i], 0, -cap - 1)
+end
+return added
+"""
+
+
+class HistoryStore:
+    def __init__(self, client: redis.Redis, keys: Keys) -> None:
+        self.client = client
+        self.keys = keys
+        self._record = client.register_script(RECORD)
+
+    def record(self, point: Point, holder: str) -> int | None:
+        """Add ``point`` to each resolution whose bucket it opens, if ``holder`` holds the
+        recorder lease. The number of resolutions appended to, or None if not the holder."""
+        keys = [self.keys.history_recorder, *(self.keys.history(r.name) for r in RESOLUTIONS)]
+        args: list[str | int] = [holder, point["t"], _dump(point)]
+        for r in RESOLUTIONS:
+            args += [r.step_ms, r.keep_ms, r.max_points]
+        added = int(self._record(keys=keys, args=args))
+        return None if added < 0 else added
+
+    def read(self, resolution: Resolution) -> list[Point]:
+        """Every point of one resolution, oldest first; bounded: a set never holds more
+        than ``resolution.max_points``."""
+        raw: list[str] = self.client.zrange(  # type: ignore[assignment]
+            self.keys.history(resolution.name), 0, -1
+        )
+        return _load(raw)
+
+    def newest(self, counts: dict[Resolution, int]) -> dict[str, list[Point]]:
+        """The newest ``count`` points of each resolution, oldest first: one round trip."""
+        with self.client.pipeline(transaction=False) as pipe:
+            for r, count in counts.items():
+                pipe.zrange(self.keys.history(r.name), -count, -1)
+            replies = pipe.execute()
+        return {r.name: _load(raw) for r, raw in zip(counts, replies, strict=True)}
+
+
+class HistoryReader:
+    """Every resolution's points, kept between calls (a console process's page renders):
+    each call reads only the points recorded since the last one, plus each set's oldest
+    score and size, in one transaction. A set that no longer matches what is kept (a flush,
+    a foreign member) is read again whole."""
+
+    def __init__(self, store: HistoryStore) -> None:
+        self.store = store
+        self._points: dict[str, list[Point]] = {r.name: [] for r in RESOLUTIONS}
+        self._lock = threading.Lock()
+
+    def read_all(self) -> dict[str, list[Point]]:
+        with self._lock:
+            with self.store.client.pipeline(transaction=True) as pipe:
+                for r in RESOLUTIONS:
+                    kept = self._points[r.name]
+                    key = self.store.keys.history(r.name)
+                    pipe.zrangebyscore(key, f"({kept[-1]['t']}" if kept else "-inf", "+inf")
+                    pipe.zrange(key, 0, 0, withscores=True)
+                    pipe.zcard(key)
+                replies = pipe.execute()
+            for i, r in enumerate(RESOLUTIONS):
+                new, oldest, count = replies[3 * i : 3 * i + 3]
+                low = oldest[0][1] if oldest else float("inf")
+                points = [p for p in self._points[r.name] if p["t"] >= low] + _load(new)
+                if len(points) != count:
+                    points = self.store.read(r)
+                self._points[r.name] = points
+            # Copies of the lists: the points themselves are never changed by anyone.
+            return {name: list(points) for name, points in self._points.items()}
+
+
+def _dump(point: Point) -> str:
+    return json.dumps(point, separators=(",", ":"))
+
+
+def _load(raw: list[str]) -> list[Point]:
+    points = []
+    for item in raw:
+        try:
+            point = json.loads(item)
+        except ValueError:
+            continue  # a member written by something else: skip it, never fail the page
+        if isinstance(point, dict) and isinstance(point.get("t"), int):
+            points.append(point)
+    return points

@@ -1,0 +1,355 @@
+"""One reading of every stream, group, consumer and worker, from Redis summaries only.
+
+A sample costs the same with 100 entries or 1,000,000: XINFO STREAM/GROUPS/CONSUMERS, the
+XPENDING summary, the engine's counters, the rate budgets' levels and the model usage hash, in
+three pipelined round trips, O(streams + groups + workers + budgets). Nothing here reads a
+stream, a pending entries list or a dead-letter stream.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import redis
+
+from workers.core.keys import Keys, dead_stream, is_dead_stream
+from workers.redis import stats
+from workers.redis.consumers import pruned_field
+from workers.runtime.ratelimit import Budget, Level, levels, queue_levels
+
+# A worker whose heartbeat is older than this is left out of the index query; its hash
+# expires on its own (3 heartbeats), this only bounds the index read.
+WORKER_WINDOW_MS = 60_000
+MAX_WORKERS = 500
+MAX_STREAMS = 200
+
+
+@dataclass(frozen=True, slots=True)
+class ConsumerInfo:
+    name: str
+    pending: int
+    idle_ms: int
+    # Time since the consumer's last successful read (Redis >= 7.2), else None.
+    inactive_ms: int | None
+    # True when a runworker heartbeat exists for this consumer name.
+    live: bool
+
+
+@dataclass(frozen=True, slots=True)
+class GroupInfo:
+    stream: str
+    name: str
+    consumers: list[ConsumerInfo]
+    pending: int
+    # Undelivered entries; None when Redis cannot tell (deletes in the unread range, Redis < 7).
+    lag: int | None
+    entries_read: int | None
+    last_delivered_id: str
+    oldest_pending_id: str | None
+    oldest_pending_idle_ms: int | None
+    # When the oldest pending entry is due again if the engine holds it back on purpose (a
+    # retry's backoff, a rate budget, a duplicate waiting on its twin), else None (``waits``).
+    oldest_pending_due_ms: int | None = None
+    # Who paused the group and when ("alice at ..."), or None while it runs.
+    paused_by: str | None = None
+    # Consumers the engine's housekeeping removed (no heartbeat, nothing pending), ever.
+    consumers_pruned: int = 0
+
+    @property
+    def live_consumers(self) -> int:
+        return sum(1 for c in self.consumers if c.live)
+
+
+@dataclass(frozen=True, slots=True)
+class StreamInfo:
+    name: str
+    exists: bool
+    length: int
+    # Every entry ever added (Redis >= 7), so deletes and trims do not hide arrivals.
+    entries_added: int | None
+    last_id: str
+    dead_letters: int
+    counters: dict[str, int]
+    groups: list[GroupInfo] = field(default_factory=list)
+    # Why this stream could not be read (a key of another type, a garbled counter...), else "".
+    # The page shows it in the stream's place; the other streams are read as usual.
+    error: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class WorkerInfo:
+    consumer: str
+    host: str
+    pid: int
+    stream: str
+    group: str
+    concurrency: int
+    processed: int
+    inflight: int
+    current: str
+    state: str
+    started_ms: int
+    last_seen_ms: int
+
+
+# Model usage paid for, per event type: {type: {calls, prompt_tokens, completion_tokens,
+# cost_usd}} (``workers.redis.stats.usage_by_type``).
+UsageByType = dict[str, dict[str, float]]
+
+
+@dataclass(frozen=True, slots=True)
+class Sample:
+    at_ms: int
+    streams: list[StreamInfo]
+    workers: list[WorkerInfo]
+    # Every configured rate budget's level, in configuration order.
+    budgets: list[Level] = field(default_factory=list)
+    usage: UsageByType = field(default_factory=dict)
+
+    def stream(self, name: str) -> StreamInfo | None:
+        return next((s for s in self.streams if s.name == name), None)
+
+    def group(self, stream: str, name: str) -> GroupInfo | None:
+        info = self.stream(stream)
+        return next((g for g in info.groups if g.name == name), None) if info else None
+
+
+def _int(value: Any, default: int | None = None) -> int | None:
+    try:
+        return default if value is None else int(value)
+    except (TypeError, ValueError):
+        return default
+
+
+# The oldest pending entry (by id) and when it is due if it waits on purpose: XPENDING and
+# ZSCORE in one call, so the sample keeps its three round trips. KEYS: stream, waits.
+OLDEST_PENDING = """
+local p = redis.call('XPENDING', KEYS[1], ARGV[1], '-', '+', 1)
+if #p == 0 then return {} end
+return {p[1][1], p[1][3], redis.call('ZSCORE', KEYS[2], p[1][1])}
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class _Index:
+    now_ms: int
+    names: list[str]
+    workers: dict[str, int]
+    budgets: list[Level]
+    usage: UsageByType
+
+
+def collect(
+    client: redis.Redis,
+    keys: Keys,
+    extra_streams: tuple[str, ...] = (),
+    budgets: Mapping[str, Budget] | None = None,
+) -> Sample:
+    """Read one sample: three round trips, whatever the size of the streams.
+
+    ``budgets`` are the configured rate budgets (``workers.from_settings.rate_budgets()``); their
+    levels are read in the first round trip, so showing them costs no extra one."""
+    index = _index(client, keys, extra_streams, budgets or {})
+    stream_replies, heartbeats = _streams_and_workers(client, keys, index.names, index.workers)
+    workers = _workers(heartbeats, index.workers)
+    live = {w.consumer for w in workers}
+    groups, broken = _groups(client, keys, index.names, stream_replies, live)
+    streams = [
+        _isolated(name, reply, groups.get(name, []), broken.get(name, ""))
+        for name, reply in zip(index.names, stream_replies, strict=True)
+    ]
+    return Sample(index.now_ms, streams, workers, index.budgets, index.usage)
+
+
+def _index(
+    client: redis.Redis, keys: Keys, extra: tuple[str, ...], budgets: Mapping[str, Budget]
+) -> _Index:
+    with client.pipeline(transaction=False) as pipe:
+        pipe.time()
+        pipe.smembers(keys.streams_index)
+        pipe.zrevrange(keys.workers_index, 0, MAX_WORKERS - 1, withscores=True)
+        pipe.hgetall(keys.usage)
+        queue_levels(pipe, keys.prefix, budgets)
+        seconds_micros, members, recent, usage, *budget_replies = pipe.execute()
+    now_ms = int(seconds_micros[0]) * 1000 + int(seconds_micros[1]) // 1000
+    names = sorted({str(m) for m in members} | set(extra))
+    names = [n for n in names if not is_dead_stream(n)][:MAX_STREAMS]
+    workers = {
+        str(name): int(score) for name, score in recent if now_ms - score <= WORKER_WINDOW_MS
+    }
+    # Levels refill to the server's clock, the one the bucket script stamps them with.
+    return _Index(
+        now_ms,
+        names,
+        workers,
+        levels(budget_replies, budgets, now_ms),
+        stats.usage_by_type(usage if isinstance(usage, dict) else {}),
+    )
+
+
+def _streams_and_workers(
+    client: redis.Redis, keys: Keys, names: list[str], workers: dict[str, int]
+) -> tuple[list[tuple[Any, Any, Any, Any]], list[dict[str, str]]]:
+    with client.pipeline(transaction=False) as pipe:
+        for name in names:
+            pipe.xinfo_stream(name)
+            pipe.xinfo_groups(name)
+            pipe.xlen(dead_stream(name))
+            pipe.hgetall(keys.stats(name))
+        for consumer in workers:
+            pipe.hgetall(keys.worker(consumer))
+        replies = pipe.execute(raise_on_error=False)
+    split = 4 * len(names)
+    per_stream = [
+        (replies[i], replies[i + 1], replies[i + 2], replies[i + 3]) for i in range(0, split, 4)
+    ]
+    heartbeats = [r if isinstance(r, dict) else {} for r in replies[split:]]
+    return per_stream, heartbeats
+
+
+def _workers(heartbeats: list[dict[str, str]], seen_ms: dict[str, int]) -> list[WorkerInfo]:
+    out = []
+    for (name, last_seen_ms), beat in zip(seen_ms.items(), heartbeats, strict=True):
+        if not beat:  # expired: the process is gone
+            continue
+        out.append(
+            WorkerInfo(
+                consumer=beat.get("consumer", name),
+                host=beat.get("host", ""),
+                pid=_int(beat.get("pid"), 0) or 0,
+                stream=beat.get("stream", ""),
+                group=beat.get("group", ""),
+                concurrency=_int(beat.get("concurrency"), 0) or 0,
+                processed=_int(beat.get("processed"), 0) or 0,
+                inflight=_int(beat.get("inflight"), 0) or 0,
+                current=beat.get("current", ""),
+                state=beat.get("state", ""),
+                started_ms=_int(beat.get("started_ms"), 0) or 0,
+                last_seen_ms=last_seen_ms,
+            )
+        )
+    return out
+
+
+def _groups(
+    client: redis.Redis,
+    keys: Keys,
+    names: list[str],
+    stream_replies: list[tuple[Any, Any, Any, Any]],
+    live: set[str],
+) -> tuple[dict[str, list[GroupInfo]], dict[str, str]]:
+    """XINFO CONSUMERS, the oldest pending entry and the pause flag of every group, in one
+    round trip; and, per stream, why one of its groups could not be read."""
+    found: list[tuple[str, dict[str, Any]]] = []
+    counters: dict[str, Any] = {}
+    for name, (info, groups, _, counts) in zip(names, stream_replies, strict=True):
+        if isinstance(info, dict) and isinstance(groups, list):
+            found += [(name, g) for g in groups]
+            counters[name] = counts if isinstance(counts, dict) else {}
+    if not found:
+        return {}, {}
+    oldest_pending = client.register_script(OLDEST_PENDING)
+    with client.pipeline(transaction=False) as pipe:
+        for stream, group in found:
+            pipe.xinfo_consumers(stream, group["name"])
+            oldest_pending(
+                keys=[stream, keys.waits(stream, str(group["name"]))],
+                args=[group["name"]],
+                client=pipe,
+            )
+            pipe.get(keys.paused(stream, str(group["name"])))
+        replies = pipe.execute(raise_on_error=False)
+    out: dict[str, list[GroupInfo]] = {}
+    broken: dict[str, str] = {}
+    for i, (stream, group) in enumerate(found):
+        consumers, oldest, paused = replies[3 * i : 3 * i + 3]
+        try:
+            info = _group_info(stream, group, consumers, oldest, live)
+        except Exception as exc:  # one odd reply must not blank every stream's numbers
+            broken.setdefault(stream, f"group {str(group.get('name'))!r} cannot be read: {exc}")
+            continue
+        if isinstance(paused, str):
+            info = replace(info, paused_by=paused)
+        pruned = _int(counters[stream].get(pruned_field(info.name)), 0) or 0
+        info = replace(info, consumers_pruned=pruned)
+        out.setdefault(stream, []).append(info)
+    return out, broken
+
+
+def _group_info(
+    stream: str, group: dict[str, Any], consumers: Any, oldest: Any, live: set[str]
+) -> GroupInfo:
+    rows = consumers if isinstance(consumers, list) else []
+    if isinstance(oldest, Exception):
+        if "NOGROUP" not in str(oldest):
+            raise oldest
+        oldest = None  # the group was removed since XINFO GROUPS: nothing is pending
+    first_id, first_idle, due = [*(oldest or []), None, None, None][:3]
+    return GroupInfo(
+        stream=stream,
+        name=str(group["name"]),
+        consumers=[
+            ConsumerInfo(
+                name=str(c["name"]),
+                pending=int(c["pending"]),
+                idle_ms=int(c["idle"]),
+                inactive_ms=_int(c.get("inactive")),
+                live=str(c["name"]) in live,
+            )
+            for c in rows
+        ],
+        pending=int(group["pending"]),
+        lag=_int(group.get("lag")),
+        entries_read=_int(group.get("entries-read")),
+        last_delivered_id=str(group.get("last-delivered-id", "")),
+        oldest_pending_id=str(first_id) if first_id is not None else None,
+        oldest_pending_idle_ms=int(first_idle) if first_idle is not None else None,
+        oldest_pending_due_ms=int(float(due)) if due is not None else None,
+    )
+
+
+def _isolated(
+    name: str, reply: tuple[Any, Any, Any, Any], groups: list[GroupInfo], error: str
+) -> StreamInfo:
+    """The stream's info, or its name and what went wrong: never an exception."""
+    try:
+        info = _stream_info(name, reply, groups)
+    except Exception as exc:  # a garbled counter or reply: this stream only
+        return StreamInfo(
+            name, False, 0, None, "", 0, dict.fromkeys(stats.COUNTERS, 0), [], _why(exc)
+        )
+    return replace(info, error=info.error or error)
+
+
+def _why(exc: Exception) -> str:
+    return f"cannot be read: {exc}"
+
+
+def _refused(reply: Any) -> str:
+    """Redis' refusal of XINFO STREAM, except "no such key" (a stream not created yet)."""
+    if isinstance(reply, Exception) and "no such key" not in str(reply).lower():
+        return _why(reply)
+    return ""
+
+
+def _stream_info(
+    name: str, reply: tuple[Any, Any, Any, Any], groups: list[GroupInfo]
+) -> StreamInfo:
+    info, _, dead, counters = reply
+    exists = isinstance(info, dict)
+    data = info if isinstance(info, dict) else {}
+    return StreamInfo(
+        name=name,
+        exists=exists,
+        length=int(data.get("length", 0)),
+        entries_added=_int(data.get("entries-added")),
+        last_id=str(data.get("last-generated-id", "")),
+        dead_letters=int(dead) if isinstance(dead, int) else 0,
+        counters={c: int((counters or {}).get(c, 0)) for c in stats.COUNTERS}
+        if isinstance(counters, dict)
+        else dict.fromkeys(stats.COUNTERS, 0),
+        groups=sorted(groups, key=lambda g: g.name),
+        error=_refused(info),
+    )

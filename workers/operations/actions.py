@@ -1,0 +1,294 @@
+"""Operator actions: the Redis half of every claim, retry, dead-letter, redrive and pause.
+
+Sync client (``decode_responses=True``), no Django: ``workers/operations/__init__.py`` calls
+these for the console, the management commands, the API and bulk jobs. Every function takes any
+number of ids and works through them in chunks, one Lua call or pipeline per chunk, and reports what
+it did and what it skipped. What must not interleave with workers (dead-lettering, deleting a
+consumer, redriving) is one Lua call per chunk, so it sees the group as it is. The design and
+the reasons: docs/actions.md. Actions on dead letters live in ``workers/operations/redrive.py``.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, cast
+
+import redis
+
+from workers.core.errors import ActionRefused
+from workers.core.keys import EVENT_FIELD, Keys
+from workers.gate import HOLDER_PREFIX, clear_gate, dead_letter_chunk, gate_done, gate_key
+from workers.operations.redrive import (
+    ActionResult,
+    DeadFilter,
+    chunks,
+    not_done,
+    purge,
+    redrive,
+    republish,
+    scan_dead,
+    split_ids,
+)
+
+__all__ = [
+    "DEAD_LETTER_HOLD_MS",
+    "HOLDER_PREFIX",
+    "ActionRefused",
+    "ActionResult",
+    "DeadFilter",
+    "Pause",
+    "claim",
+    "clear_gate",
+    "dead_letter",
+    "gate_done",
+    "parse_pause",
+    "pause",
+    "paused",
+    "pending_ids",
+    "purge",
+    "redrive",
+    "remove_consumer",
+    "republish",
+    "resume",
+    "retry_now",
+    "scan_dead",
+]
+
+# How long a dead-lettered event's gate record stays "running" under the operator's name, so
+# a worker that read the entry just before it was dead-lettered finds it busy and drops it
+# instead of running it. Reading and gating are one round trip apart: seconds are plenty.
+DEAD_LETTER_HOLD_MS = 10_000
+
+# KEYS: stream. ARGV: group, consumer. The consumer's pending count (-1: no such consumer);
+# it is deleted only when that count is 0, checked in the same call.
+REMOVE_CONSUMER = """
+for _, c in ipairs(redis.call('XINFO', 'CONSUMERS', KEYS[1], ARGV[1])) do
+  local name, pending
+  for i = 1, #c, 2 do
+    if c[i] == 'name' then name = c[i + 1] elseif c[i] == 'pending' then pending = c[i + 1] end
+  end
+  if name == ARGV[2] then
+    if pending == 0 then redis.call('XGROUP', 'DELCONSUMER', KEYS[1], ARGV[1], ARGV[2]) end
+    return pending
+  end
+end
+return -1
+"""
+
+# KEYS: stream. ARGV: group, consumer, ids... The ids claimed (XCLAIM 0 JUSTID). XCLAIM
+# creates the consumer even when it claims nothing, so it runs only when at least one id is
+# pending with its entry still there: a claim that moves nothing creates no consumer.
+CLAIM = """
+local args = {'XCLAIM', KEYS[1], ARGV[1], ARGV[2], 0}
+local live = false
+for i = 3, #ARGV do
+  if #redis.call('XPENDING', KEYS[1], ARGV[1], ARGV[i], ARGV[i], 1) == 1 then
+    args[#args + 1] = ARGV[i]
+    if not live and #redis.call('XRANGE', KEYS[1], ARGV[i], ARGV[i]) == 1 then live = true end
+  end
+end
+if not live then return {} end
+args[#args + 1] = 'JUSTID'
+return redis.call(unpack(args))
+"""
+
+# KEYS: stream. ARGV: group, idle_ms, ids... 1 per id still pending: its idle time is now
+# idle_ms, its owner and delivery count unchanged (XCLAIM to the owner itself, JUSTID).
+RETRY_NOW = """
+local out = {}
+for i = 3, #ARGV do
+  local p = redis.call('XPENDING', KEYS[1], ARGV[1], ARGV[i], ARGV[i], 1)
+  local ok = 0
+  if #p == 1 then
+    local claimed = redis.call('XCLAIM', KEYS[1], ARGV[1], p[1][2], 0, ARGV[i],
+                               'IDLE', ARGV[2], 'JUSTID')
+    if #claimed == 1 then ok = 1 end  -- Redis >= 7 drops a deleted entry instead
+  end
+  out[#out + 1] = ok
+end
+return out
+"""
+
+SKIP_REASONS = {
+    "gone": "not pending",
+    "deleted": "payload deleted (acked)",
+    "running": "running now",
+    "done": "already done (will be acked as a duplicate)",
+    "malformed": "not an entry id",
+}
+
+
+def describe_skips(why: Counter[str]) -> str:
+    """``"2 not pending, 1 running now"``: why ids were skipped, for the audit record."""
+    return ", ".join(f"{n} {SKIP_REASONS.get(k, k)}" for k, n in why.items() if n)
+
+
+# -- pending entries ---------------------------------------------------------------------
+
+
+def claim(
+    client: redis.Redis, stream: str, group: str, ids: list[str], consumer: str
+) -> ActionResult:
+    """Move still-pending entries to ``consumer`` (XCLAIM 0 JUSTID: delivery counts
+    unchanged); when none is pending, nothing is claimed and no consumer is created.
+
+    An entry running elsewhere keeps its gate lease: its new owner finds it busy, and the
+    first worker's XACK still acknowledges it."""
+    valid, malformed = split_ids(ids)
+    script = client.register_script(CLAIM)
+    done: list[str] = []
+    for chunk in chunks(valid):
+        claimed = cast(list[Any], script(keys=[stream], args=[group, consumer, *chunk]))
+        done += [str(i) for i in claimed]
+    why = Counter(gone=len(valid) - len(done), malformed=len(malformed))
+    return ActionResult(done, not_done(ids, done), detail=describe_skips(why))
+
+
+def pending_ids(
+    client: redis.Redis,
+    stream: str,
+    group: str,
+    consumer: str = "",
+    after: str | None = None,
+    count: int = 1000,
+) -> list[str]:
+    """One page of the group's pending ids (of one consumer if given), after ``after``."""
+    rows = cast(
+        list[dict[str, Any]],
+        client.xpending_range(
+            stream,
+            group,
+            min=f"({after}" if after else "-",
+            max="+",
+            count=count,
+            consumername=consumer or None,
+        ),
+    )
+    return [str(row["message_id"]) for row in rows]
+
+
+def remove_consumer(client: redis.Redis, stream: str, group: str, consumer: str) -> ActionResult:
+    """XGROUP DELCONSUMER, refused (ActionRefused) while the consumer has pending entries:
+    deleting it would drop them. A consumer that does not exist is skipped."""
+    pending = int(client.register_script(REMOVE_CONSUMER)(keys=[stream], args=[group, consumer]))
+    if pending > 0:
+        raise ActionRefused(
+            f"consumer {consumer!r} has {pending} pending entries: claim them to a live "
+            "consumer first (deleting it would drop them)"
+        )
+    if pending < 0:
+        return ActionResult([], [consumer], detail="no such consumer")
+    return ActionResult([consumer], [])
+
+
+def retry_now(
+    client: redis.Redis, stream: str, group: str, ids: list[str], idle_ms: int
+) -> ActionResult:
+    """Make pending entries look idle for ``idle_ms`` (more than the workers' claim idle
+    time), so the next reclaim by any live worker takes them. Owner, delivery count, entry
+    id and event hash stay the same: the gate still decides whether anything runs."""
+    if idle_ms < 0:
+        raise ValueError(f"idle_ms must be >= 0, got {idle_ms}")
+    valid, malformed = split_ids(ids)
+    script = client.register_script(RETRY_NOW)
+    done: list[str] = []
+    for chunk in chunks(valid):
+        flags = script(keys=[stream], args=[group, idle_ms, *chunk])
+        done += [entry_id for entry_id, ok in zip(chunk, flags, strict=True) if ok]
+    why = Counter(gone=len(valid) - len(done), malformed=len(malformed))
+    return ActionResult(done, not_done(ids, done), detail=describe_skips(why))
+
+
+def dead_letter(
+    client: redis.Redis,
+    stream: str,
+    group: str,
+    ids: list[str],
+    reason: str,
+    by: str,
+    *,
+    keys: Keys | None = None,
+    hold_ms: int = DEAD_LETTER_HOLD_MS,
+) -> ActionResult:
+    """Move pending entries to ``<stream>:dead`` and ack them, one Lua call per chunk.
+
+    Skipped: entries not pending, entries whose event an agent is running now or has
+    already run (dead-lettering those would put an event that ran among the dead), and
+    pending entries whose payload was deleted (those are acked: nothing is left to keep).
+    ``keys`` names the gate records (the default prefix unless given)."""
+    keys = keys or Keys()
+    valid, malformed = split_ids(ids)
+    dead_at = datetime.now(UTC).isoformat()
+    done: list[str] = []
+    why = Counter(malformed=len(malformed))
+    for chunk in chunks(valid):
+        entries = list(zip(chunk, gate_keys(client, keys, stream, chunk), strict=True))
+        statuses = dead_letter_chunk(
+            client,
+            keys,
+            stream,
+            group,
+            entries,
+            reason=reason,
+            by=by,
+            dead_at=dead_at,
+            hold_ms=hold_ms,
+        )
+        for entry_id, status in zip(chunk, statuses, strict=True):
+            if status == "moved":
+                done.append(entry_id)
+            else:
+                why[str(status)] += 1
+    return ActionResult(done, not_done(ids, done), detail=describe_skips(why))
+
+
+def gate_keys(client: redis.Redis, keys: Keys, stream: str, ids: list[str]) -> list[str]:
+    """The gate record of each entry's event ("" for an entry that is gone or does not
+    decode), from one pipelined read. Entries never change, so the hash stays right."""
+    with client.pipeline(transaction=False) as pipe:
+        for entry_id in ids:
+            pipe.xrange(stream, entry_id, entry_id, count=1)
+        replies = pipe.execute()
+    return [gate_key(keys, reply[0][1].get(EVENT_FIELD) if reply else None) for reply in replies]
+
+
+# -- pausing a group ---------------------------------------------------------------------
+
+
+def pause(client: redis.Redis, keys: Keys, stream: str, group: str, by: str) -> None:
+    """Workers of the group stop reading within about a second and finish what they hold."""
+    client.set(keys.paused(stream, group), f"{by} at {datetime.now(UTC).isoformat()}")
+
+
+def resume(client: redis.Redis, keys: Keys, stream: str, group: str) -> bool:
+    """True if the group was paused."""
+    return bool(client.delete(keys.paused(stream, group)))
+
+
+def paused(client: redis.Redis, keys: Keys, stream: str, group: str) -> str | None:
+    """``"<who> at <ISO time>"`` while the group is paused, else None."""
+    value = client.get(keys.paused(stream, group))
+    return None if value is None else str(value)
+
+
+@dataclass(frozen=True, slots=True)
+class Pause:
+    """Who paused a group and when (None: a value written by hand, shown as it is)."""
+
+    by: str
+    at: datetime | None
+
+
+def parse_pause(value: str) -> Pause:
+    """Split what ``pause`` stores, ``"<who> at <ISO time>"``, into its two parts; the
+    stored format is kept as it is so running workers and older values stay readable."""
+    who, sep, when = value.rpartition(" at ")
+    if sep:
+        try:
+            at = datetime.fromisoformat(when)
+        except ValueError:
+            return Pause(value, None)
+        return Pause(who, at if at.tzinfo else at.replace(tzinfo=UTC))
+    return Pause(value, None)

@@ -1,0 +1,80 @@
+"""What a bulk job reads and does, page by page (``jobs.py`` runs the pages).
+
+A page is read after the job's cursor: dead letters matching a filter, a consumer's pending
+entries, or the next slice of the job's own sorted id list. Acting on a page goes through
+``actions.py``, whose actions skip what is gone or moved, so a page done twice is harmless.
+"""
+
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass
+
+import redis
+
+from workers.core.errors import InvalidAction
+from workers.core.keys import Keys
+from workers.models import BulkJob
+from workers.operations import actions, inputs
+from workers.operations.actions import ActionResult, DeadFilter
+from workers.store.audit import Action
+
+
+@dataclass(frozen=True, slots=True)
+class Page:
+    ids: list[str]
+    cursor: str  # where the next page starts (exclusive)
+    last: bool
+
+
+class Work:
+    """What one job reads and does, page by page."""
+
+    def __init__(self, job: BulkJob, client: redis.Redis, keys: Keys, batch: int) -> None:
+        self.job = job
+        self.client = client
+        self.keys = keys
+        self.params = job.params
+        # At most about one second of work per batch, so pacing never sleeps for long.
+        self.batch = max(1, min(batch, int(job.rate_per_s)))
+
+    def page(self, after: str) -> Page:
+        if "filter" in self.params:
+            f = DeadFilter(**self.params["filter"])
+            letters, nxt = actions.scan_dead(
+                self.client, self.job.stream, f, after or None, self.batch
+            )
+            return Page([i for i, _ in letters], nxt or after, nxt is None)
+        if "from_consumer" in self.params:
+            ids = actions.pending_ids(
+                self.client,
+                self.job.stream,
+                self.job.group,
+                self.params["from_consumer"],
+                after or None,
+                self.batch,
+            )
+            return Page(ids, ids[-1] if ids else after, len(ids) < self.batch)
+        listed: list[str] = self.params["ids"]
+        start = (
+            bisect.bisect_right(listed, inputs.id_order(after), key=inputs.id_order) if after else 0
+        )
+        ids = listed[start : start + self.batch]
+        return Page(ids, ids[-1] if ids else after, start + self.batch >= len(listed))
+
+    def apply(self, ids: list[str]) -> ActionResult:
+        job, c = self.job, self.client
+        match job.action:
+            case Action.CLAIM | Action.CLAIM_ALL:
+                return actions.claim(c, job.stream, job.group, ids, self.params["consumer"])
+            case Action.RETRY:
+                return actions.retry_now(c, job.stream, job.group, ids, self.params["idle_ms"])
+            case Action.DEAD_LETTER:
+                return actions.dead_letter(
+                    c, job.stream, job.group, ids, job.reason, job.created_by, keys=self.keys
+                )
+            case Action.REDRIVE:
+                return actions.redrive(c, job.stream, ids, job.created_by)
+            case Action.PURGE:
+                return actions.purge(c, job.stream, ids)
+        raise InvalidAction("action", f"{job.action!r} cannot run as a bulk job")

@@ -1,0 +1,380 @@
+"""Bulk jobs: one action over many entries, worked through in batches after a cursor.
+
+A job is a ``BulkJob`` row. A runner takes it with a database lease (a conditional UPDATE,
+so two runners never hold one job), then repeats: read a page after ``cursor`` (dead
+letters matching a filter, a consumer's pending entries, or the job's own id list), act on
+it through ``actions.py``, save cursor and counts (renewing the lease). A crash therefore
+loses at most one batch, and redoing that batch is harmless: the actions skip entries that
+are gone or moved. Pages are paced to ``rate_per_s`` entries a second so workers are not
+starved; ``cancel_requested`` is checked before every batch.
+
+Audit: the job's one ``AuditRecord`` is written when the job is created (outcome
+``queued``) and brought up to date when it ends: count and skipped from the job, outcome
+``ok`` (done), ``cancelled``, or ``partial``/``failed`` (failed with or without work done).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import asdict
+from datetime import timedelta
+from typing import Any
+
+import redis
+from django.db import close_old_connections, connection, transaction
+from django.db.models import DateTimeField, F, Q, Value
+from django.db.models.functions import Coalesce
+from django.utils import timezone
+
+from workers.core.errors import ActionRefused, InvalidAction, JobNotRunnable
+from workers.core.keys import Keys
+from workers.core.storable import describe
+from workers.models import AuditRecord, BulkJob, JobStatus
+from workers.operations import inputs
+from workers.operations.actions import ActionResult, DeadFilter
+from workers.operations.batches import Work
+from workers.store.audit import Action, ActionOutcome, Actor, Entry, Result, ids_target
+
+log = logging.getLogger("streamdesk.jobs")
+
+DEFAULT_BATCH = 500
+# How long a runner's claim on a job holds without news; renewed after every batch.
+LEASE_S = 60.0
+POLL_S = 1.0
+JOB_ACTIONS = frozenset(
+    {Action.CLAIM, Action.CLAIM_ALL, Action.RETRY, Action.DEAD_LETTER, Action.REDRIVE, Action.PURGE}
+)
+FINISHED = (JobStatus.DONE, JobStatus.FAILED, JobStatus.CANCELLED)
+
+
+def _never() -> bool:
+    return False
+
+
+# -- creating, cancelling, finding ---------------------------------------------------------
+
+
+def create(
+    actor: Actor,
+    action: str,
+    stream: str,
+    group: str,
+    params: dict[str, Any],
+    reason: str,
+    *,
+    total: int | None = None,
+    rate_per_s: float | None = None,
+) -> BulkJob:
+    """A queued job and its audit record (outcome ``queued``).
+
+    ``params``: ``ids`` (entry or dead-letter ids) or ``filter`` (a ``DeadFilter`` as a dict)
+    or, for claim-all, ``from_consumer``; plus ``consumer`` (claim) or ``idle_ms`` (retry).
+    """
+    if action not in JOB_ACTIONS:
+        raise InvalidAction("action", f"{action!r} cannot run as a bulk job")
+    params = _normalised(params)
+    if total is None and "ids" in params:
+        total = len(params["ids"])
+    with transaction.atomic():
+        job = BulkJob.objects.create(
+            action=action,
+            stream=stream,
+            group=group,
+            params=params,
+            total=total,
+            created_by=actor.name,
+            door=actor.door,
+            reason=reason,
+            **({"rate_per_s": rate_per_s} if rate_per_s else {}),
+        )
+        entry = Entry(actor, Action(action), stream, group, _target(params), reason)
+        entry.detail = f"bulk job #{job.pk} queued"
+        entry.write(Result.QUEUED, job)
+    return job
+
+
+def _normalised(params: dict[str, Any]) -> dict[str, Any]:
+    params = dict(params)
+    if "ids" in params:
+        params["ids"] = sorted(params["ids"], key=inputs.id_order)
+    return params
+
+
+def _target(params: dict[str, Any]) -> dict[str, Any]:
+    if "ids" in params:
+        return ids_target(params["ids"])
+    if "filter" in params:
+        return {"filter": params["filter"]}
+    return {"consumer": params.get("from_consumer", ""), "to": params.get("consumer", "")}
+
+
+def cancel(actor: Actor, job_id: int) -> ActionOutcome:
+    """Stop a job: at once if no runner holds it, else after the runner's current batch."""
+    job = _get(job_id)
+    entry = Entry(actor, Action.CANCEL_JOB, job.stream, job.group, {"job": job.pk})
+    if job.status in FINISHED:
+        entry.detail = f"job #{job.pk} already ended ({job.status})"
+        entry.write(Result.REFUSED, job)
+        raise ActionRefused(entry.detail)
+    BulkJob.objects.filter(pk=job.pk).update(cancel_requested=True)
+    now = timezone.now()
+    with transaction.atomic():
+        idle = BulkJob.objects.filter(_runnable(now), pk=job.pk)
+        if idle.update(status=JobStatus.CANCELLED, finished_at=now, owner="", lease_until=None):
+            job.refresh_from_db()
+            _close_audit(job)
+            entry.detail = f"job #{job.pk} cancelled after {job.done} entries"
+        else:
+            entry.detail = f"job #{job.pk}: cancel requested; it stops after its current batch"
+    return entry.write(Result.OK, job)
+
+
+def runnable_jobs() -> list[BulkJob]:
+    """Queued jobs, and running ones whose runner's lease ran out (it died), oldest first."""
+    return list(BulkJob.objects.filter(_runnable(timezone.now())).order_by("created_at", "pk"))
+
+
+def outcome(job: BulkJob) -> ActionOutcome:
+    """A job's outcome as its audit record tells it (the record is final once the job ends)."""
+    record = AuditRecord.objects.filter(job=job, action=job.action).order_by("pk").first()
+    return ActionOutcome(
+        action=job.action,
+        stream=job.stream,
+        group=job.group,
+        count=job.done,
+        skipped=job.skipped,
+        outcome=record.outcome if record else _result(job),
+        detail=record.detail if record else "",
+        job_id=job.pk,
+        audit_id=record.pk if record else 0,
+    )
+
+
+def as_dict(job: BulkJob) -> dict[str, Any]:
+    """JSON-ready (``manage.py jobs --json``)."""
+    times = {
+        k: (v.isoformat() if v else None)
+        for k, v in (
+            ("created_at", job.created_at),
+            ("started_at", job.started_at),
+            ("finished_at", job.finished_at),
+        )
+    }
+    return {
+        "id": job.pk,
+        "action": job.action,
+        "stream": job.stream,
+        "group": job.group,
+        "status": job.status,
+        "cancel_requested": job.cancel_requested,
+        "done": job.done,
+        "skipped": job.skipped,
+        "total": job.total,
+        "cursor": job.cursor,
+        "rate_per_s": job.rate_per_s,
+        "created_by": job.created_by,
+        "door": job.door,
+        "reason": job.reason,
+        "owner": job.owner,
+        "error": job.error,
+        **times,
+    }
+
+
+def _get(job_id: int) -> BulkJob:
+    try:
+        return BulkJob.objects.get(pk=job_id)
+    except BulkJob.DoesNotExist:
+        raise InvalidAction("job", f"no bulk job #{job_id}") from None
+
+
+def _runnable(now: Any) -> Q:
+    return Q(status=JobStatus.QUEUED) | Q(status=JobStatus.RUNNING, lease_until__lt=now)
+
+
+# -- running -------------------------------------------------------------------------------
+
+
+class _LeaseLost(Exception):
+    """Another runner took the job over (ours expired): stop without writing."""
+
+
+def run(
+    job_id: int,
+    client: redis.Redis,
+    keys: Keys,
+    owner: str,
+    batch: int = DEFAULT_BATCH,
+    should_stop: Callable[[], bool] = _never,
+    progress: Callable[[BulkJob], None] | None = None,
+    lease_s: float = LEASE_S,
+) -> BulkJob:
+    """Take the job and work it until it ends, is cancelled, or ``should_stop()`` (then it is
+    handed back, queued, and any runner resumes it after its cursor). Raises
+    ``JobNotRunnable`` if it has ended or another runner holds it."""
+    job = _take(job_id, owner, lease_s)
+    work = Work(job, client, keys, batch)
+    try:
+        return _loop(job, work, owner, should_stop, progress, lease_s)
+    except _LeaseLost:
+        log.warning("bulk job #%s was taken over by another runner", job.pk)
+    except Exception as exc:
+        log.exception("bulk job #%s failed", job.pk)
+        _end(job, owner, JobStatus.FAILED, describe(exc))
+    job.refresh_from_db()
+    return job
+
+
+def _take(job_id: int, owner: str, lease_s: float) -> BulkJob:
+    now = timezone.now()
+    taken = BulkJob.objects.filter(_runnable(now), pk=job_id).update(
+        status=JobStatus.RUNNING,
+        owner=owner,
+        lease_until=now + timedelta(seconds=lease_s),
+        started_at=Coalesce(F("started_at"), Value(now, output_field=DateTimeField())),
+    )
+    job = _get(job_id)
+    if not taken:
+        if job.status in FINISHED:
+            raise JobNotRunnable(f"bulk job #{job_id} already ended ({job.status})")
+        raise JobNotRunnable(f"bulk job #{job_id} is being run by {job.owner}")
+    return job
+
+
+def _loop(
+    job: BulkJob,
+    work: Work,
+    owner: str,
+    should_stop: Callable[[], bool],
+    progress: Callable[[BulkJob], None] | None,
+    lease_s: float,
+) -> BulkJob:
+    while True:
+        if BulkJob.objects.filter(pk=job.pk, cancel_requested=True).exists():
+            return _end(job, owner, JobStatus.CANCELLED)
+        if should_stop():
+            return _hand_back(job, owner)
+        started = time.monotonic()
+        page = work.page(job.cursor)
+        result = work.apply(page.ids) if page.ids else ActionResult([], [])
+        job.cursor = page.cursor
+        job.done += len(result.done)
+        job.skipped += len(result.skipped)
+        _save(job, owner, lease_s)
+        if progress is not None:
+            progress(job)
+        if page.last:
+            return _end(job, owner, JobStatus.DONE)
+        _pace(len(page.ids), job.rate_per_s, started)
+
+
+def _pace(entries: int, rate_per_s: float, started: float) -> None:
+    """Sleep so that ``entries`` took at least ``entries / rate_per_s`` seconds."""
+    wait_s = entries / rate_per_s - (time.monotonic() - started)
+    if wait_s > 0:
+        time.sleep(wait_s)
+
+
+def _save(job: BulkJob, owner: str, lease_s: float) -> None:
+    saved = BulkJob.objects.filter(pk=job.pk, owner=owner, status=JobStatus.RUNNING).update(
+        cursor=job.cursor,
+        done=job.done,
+        skipped=job.skipped,
+        lease_until=timezone.now() + timedelta(seconds=lease_s),
+    )
+    if not saved:
+        raise _LeaseLost
+
+
+def _hand_back(job: BulkJob, owner: str) -> BulkJob:
+    """Stopping (shutdown): queued again, so the next runner resumes after the cursor."""
+    BulkJob.objects.filter(pk=job.pk, owner=owner, status=JobStatus.RUNNING).update(
+        status=JobStatus.QUEUED, owner="", lease_until=None
+    )
+    job.refresh_from_db()
+    return job
+
+
+def _end(job: BulkJob, owner: str, status: JobStatus, error: str = "") -> BulkJob:
+    with transaction.atomic():
+        ended = BulkJob.objects.filter(pk=job.pk, owner=owner, status=JobStatus.RUNNING).update(
+            status=status, finished_at=timezone.now(), lease_until=None, error=error
+        )
+        job.refresh_from_db()
+        if ended:
+            _close_audit(job)
+    return job
+
+
+def _result(job: BulkJob) -> Result:
+    if job.status == JobStatus.DONE:
+        return Result.OK
+    if job.status == JobStatus.CANCELLED:
+        return Result.CANCELLED
+    if job.status == JobStatus.FAILED:
+        return Result.PARTIAL if job.done else Result.FAILED
+    return Result.QUEUED
+
+
+def _close_audit(job: BulkJob) -> None:
+    """The job's audit record takes its final counts and outcome."""
+    detail = f"bulk job #{job.pk} {job.status}: {job.done} done, {job.skipped} skipped"
+    if job.error:
+        detail += f"; {job.error.rstrip().rsplit(chr(10), 1)[-1]}"
+    AuditRecord.objects.filter(job=job, action=job.action).update(
+        count=job.done, skipped=job.skipped, outcome=_result(job), detail=detail
+    )
+
+
+class JobRunner:
+    """Runs queued jobs (and resumes those whose runner died) until stopped."""
+
+    def __init__(
+        self,
+        client: redis.Redis,
+        keys: Keys,
+        owner: str,
+        batch: int = DEFAULT_BATCH,
+        poll_s: float = POLL_S,
+    ) -> None:
+        self.client = client
+        self.keys = keys
+        self.owner = owner
+        self.batch = batch
+        self.poll_s = poll_s
+
+    def run_once(self, should_stop: Callable[[], bool] = _never) -> int:
+        """Run every runnable job once; returns how many this runner ran."""
+        ran = 0
+        for job in runnable_jobs():
+            if should_stop():
+                break
+            try:
+                run(job.pk, self.client, self.keys, self.owner, self.batch, should_stop)
+            except JobNotRunnable:
+                continue  # another runner took it first
+            ran += 1
+        return ran
+
+    def run_forever(self, stop: threading.Event) -> None:
+        """Poll for jobs until ``stop`` is set (a background thread of the console)."""
+        try:
+            while not stop.is_set():
+                ran = 0
+                try:
+                    ran = self.run_once(stop.is_set)
+                except Exception:
+                    log.exception("bulk job runner: a pass failed; trying again")
+                finally:
+                    close_old_connections()
+                if not ran:
+                    stop.wait(self.poll_s)
+        finally:
+            connection.close()
+
+
+def filter_params(f: DeadFilter) -> dict[str, Any]:
+    return {"filter": asdict(f)}

@@ -1,0 +1,152 @@
+"""Actions on pending entries: claim them (or all of one consumer's), remove a consumer,
+retry entries now, dead-letter them by hand."""
+
+from __future__ import annotations
+
+import redis
+
+from workers.core.errors import InvalidAction
+from workers.core.keys import Keys
+from workers.operations import actions, inputs, lookup, steps
+from workers.operations.actions import ActionResult
+from workers.operations.steps import DIRECT_MAX
+from workers.redis import consumers
+from workers.redis.consumers import Target
+from workers.store.audit import Action, ActionOutcome, Actor, Entry, ids_target
+
+# retry_now makes entries look idle this much longer than the workers' claim idle time.
+RETRY_MARGIN_MS = 1000
+
+
+def claim(
+    actor: Actor,
+    stream: str,
+    group: str,
+    ids: list[str],
+    consumer: str,
+    dry_run: bool = False,
+    *,
+    target: Target = Target.LIVE,
+    client: redis.Redis,
+    keys: Keys,
+) -> ActionOutcome:
+    """Move pending entries to ``consumer`` (delivery counts unchanged); ``target`` says
+    which consumers may take them (``consumers.Target``; refused: InvalidAction)."""
+    stream, group = inputs.stream(stream), inputs.name("group", group)
+    ids, consumer = inputs.entry_ids(ids), inputs.name("consumer", consumer)
+    entry = Entry(actor, Action.CLAIM, stream, group, ids_target(ids))
+    c = client
+    steps.read(
+        entry,
+        lambda: consumers.check(c, keys, stream, group, consumer, target),
+    )
+    return steps.on_ids(
+        entry,
+        ids,
+        dry_run,
+        would=lambda: lookup.still_pending(c, stream, group, ids),
+        act=lambda: actions.claim(c, stream, group, ids, consumer),
+        job_params={"consumer": consumer},
+    )
+
+
+def claim_all(
+    actor: Actor,
+    stream: str,
+    group: str,
+    from_consumer: str,
+    to_consumer: str,
+    dry_run: bool = False,
+    *,
+    target: Target = Target.LIVE,
+    client: redis.Redis,
+    keys: Keys,
+) -> ActionOutcome:
+    """Every pending entry of ``from_consumer`` (an orphaned one) to ``to_consumer``."""
+    stream, group = inputs.stream(stream), inputs.name("group", group)
+    source, to = inputs.name("from_consumer", from_consumer), inputs.name("consumer", to_consumer)
+    if source == to:
+        raise InvalidAction("consumer", "claiming to the same consumer changes nothing")
+    entry = Entry(actor, Action.CLAIM_ALL, stream, group, {"consumer": source, "to": to})
+    c = client
+    steps.read(
+        entry,
+        lambda: consumers.check(c, keys, stream, group, to, target),
+    )
+    if dry_run:
+        entry.count = lookup.consumer_pending(c, stream, group, source)
+        entry.done_ids = actions.pending_ids(c, stream, group, source, count=DIRECT_MAX)
+        return steps.as_dry_run(entry)
+    ids = actions.pending_ids(c, stream, group, source, count=DIRECT_MAX + 1)
+    if len(ids) > DIRECT_MAX:
+        params = {"from_consumer": source, "consumer": to}
+        total = lookup.consumer_pending(c, stream, group, source)
+        return steps.queue(entry, params, total)
+    return steps.apply(entry, lambda: actions.claim(c, stream, group, ids, to))
+
+
+def remove_consumer(
+    actor: Actor, stream: str, group: str, consumer: str, *, client: redis.Redis, keys: Keys
+) -> ActionOutcome:
+    """Delete a consumer from the group; refused while it has pending entries."""
+    stream, group = inputs.stream(stream), inputs.name("group", group)
+    consumer = inputs.name("consumer", consumer)
+    entry = Entry(actor, Action.REMOVE_CONSUMER, stream, group, {"consumer": consumer})
+    c = client
+    return steps.apply(entry, lambda: actions.remove_consumer(c, stream, group, consumer))
+
+
+def retry_now(
+    actor: Actor,
+    stream: str,
+    group: str,
+    ids: list[str],
+    dry_run: bool = False,
+    *,
+    client: redis.Redis,
+    keys: Keys,
+    claim_idle_ms: int,
+) -> ActionOutcome:
+    """Let the next reclaim by any live worker take these pending entries now.
+    ``claim_idle_ms``: the workers' setting (``EngineConfig.claim_idle_ms``)."""
+    stream, group, ids = inputs.stream(stream), inputs.name("group", group), inputs.entry_ids(ids)
+    idle_ms = claim_idle_ms + RETRY_MARGIN_MS
+    entry = Entry(actor, Action.RETRY, stream, group, ids_target(ids))
+    c = client
+    return steps.on_ids(
+        entry,
+        ids,
+        dry_run,
+        would=lambda: lookup.still_pending(c, stream, group, ids),
+        act=lambda: actions.retry_now(c, stream, group, ids, idle_ms),
+        job_params={"idle_ms": idle_ms},
+    )
+
+
+def dead_letter(
+    actor: Actor,
+    stream: str,
+    group: str,
+    ids: list[str],
+    reason: str,
+    dry_run: bool = False,
+    *,
+    client: redis.Redis,
+    keys: Keys,
+) -> ActionOutcome:
+    """Move pending entries to the dead letters (a reason is required)."""
+    stream, group, ids = inputs.stream(stream), inputs.name("group", group), inputs.entry_ids(ids)
+    reason = inputs.reason(reason, required=True)
+    entry = Entry(actor, Action.DEAD_LETTER, stream, group, ids_target(ids), reason)
+    c, k = client, keys
+
+    def act() -> ActionResult:
+        # On the event's timeline like the engine's own (imported here: timeline needs models).
+        from workers.store.timeline_rows import insert_dead_lettered_by_hand
+
+        result = actions.dead_letter(c, stream, group, ids, reason, actor.name, keys=k)
+        insert_dead_lettered_by_hand(c, stream, result.done, f"by {actor.name}: {reason}")
+        return result
+
+    would = lambda: lookup.still_pending(c, stream, group, ids)  # noqa: E731
+    return steps.on_ids(entry, ids, dry_run, would=would, act=act, job_params={})

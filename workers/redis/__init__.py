@@ -1,0 +1,3 @@
+"""Redis: the connection, the embedded Valkey, stream I/O, dead letters, counters and
+heartbeats, consumer-group membership, the one O(1) sample of everything and the recorded
+history behind the console's charts."""

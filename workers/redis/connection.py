@@ -1,0 +1,95 @@
+"""Finding the Redis server: ``REDIS_URL``, or the embedded Valkey; and checking it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, cast
+
+import redis
+import redis.asyncio as aredis
+from redis.connection import HiredisRespSerializer
+from redis.utils import HIREDIS_AVAILABLE
+
+from workers.core.errors import RedisTooOld, RedisUnavailable
+from workers.core.redact import redact_url
+from workers.redis.embedded import EmbeddedValkey
+
+MIN_VERSION = (6, 2, 0)
+
+
+def resolve_url(redis_url: str, data_dir: Path) -> str:
+    """``redis_url`` if set, else the embedded server's URL (started if it is not running)."""
+    if redis_url:
+        return redis_url
+    server = EmbeddedValkey(data_dir)
+    server.ensure_running()
+    return server.url
+
+
+def parse_version(text: str) -> tuple[int, int, int]:
+    parts = [*text.split("."), "0", "0", "0"][:3]
+    try:
+        major, minor, patch = (int(p) for p in parts)
+    except ValueError:
+        return (0, 0, 0)
+    return (major, minor, patch)
+
+
+def server_version(info: dict[str, Any]) -> tuple[str, tuple[int, int, int]]:
+    """Valkey reports ``valkey_version`` and, for compatibility, ``redis_version`` 7.2.4."""
+    name = "valkey" if "valkey_version" in info else "redis"
+    text = str(info.get("valkey_version") or info.get("redis_version") or "0")
+    return f"{name} {text}", parse_version(text)
+
+
+def check_version(info: dict[str, Any]) -> str:
+    label, version = server_version(info)
+    redis_compat = parse_version(str(info.get("redis_version", "0")))
+    if max(version, redis_compat) < MIN_VERSION:
+        raise RedisTooOld(
+            f"Streamdesk needs Redis >= 6.2 or Valkey (for XAUTOCLAIM); the server is {label}"
+        )
+    return label
+
+
+def connect(url: str, **kwargs: Any) -> redis.Redis:
+    """A sync client, checked to reach a recent enough server."""
+    client = redis.Redis.from_url(url, decode_responses=True, **kwargs)
+    try:
+        check_version(cast(dict[str, Any], client.info("server")))
+    except (redis.ConnectionError, redis.TimeoutError, OSError) as exc:
+        client.close()
+        raise RedisUnavailable(f"cannot reach Redis at {redact_url(url)}: {exc}") from exc
+    return client
+
+
+class HiredisPacking:
+    """Commands packed by hiredis (C), as redis-py's sync client does already. The asyncio
+    client packs in Python, re-joining its buffer at every argument: for the engine's batch
+    scripts (two arguments per event) that was most of what a batch cost to send."""
+
+    def pack_command(self, *args: Any) -> list[bytes]:
+        return cast("list[bytes]", _HIREDIS.pack(*args))
+
+
+_HIREDIS = HiredisRespSerializer()
+
+
+def pack_with_hiredis(client: aredis.Redis) -> aredis.Redis:
+    """Before its first connection: the client's connections pack with hiredis. from_url
+    chose the class for the URL's scheme (TCP, TLS, unix socket); that class is kept."""
+    pool = client.connection_pool
+    if HIREDIS_AVAILABLE and not issubclass(pool.connection_class, HiredisPacking):
+        cls = pool.connection_class
+        pool.connection_class = type(f"Hiredis{cls.__name__}", (HiredisPacking, cls), {})
+    return client
+
+
+async def aconnect(url: str, **kwargs: Any) -> aredis.Redis:
+    client = pack_with_hiredis(aredis.Redis.from_url(url, decode_responses=True, **kwargs))
+    try:
+        check_version(await client.info("server"))
+    except (redis.ConnectionError, redis.TimeoutError, OSError) as exc:
+        await client.aclose()
+        raise RedisUnavailable(f"cannot reach Redis at {redact_url(url)}: {exc}") from exc
+    return client

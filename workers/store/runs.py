@@ -1,0 +1,234 @@
+"""``AgentRun`` rows: the database half of the idempotency gate.
+
+One row per event hash, written once per attempt outcome with an upsert (a batch's rows in
+one ``executemany``):
+
+- a **commit** lands only if the row is not already ``succeeded`` and its ``fence`` is
+  empty or names this attempt's lease;
+- an attempt that **took over** an expired lease first sets ``fence`` to its own lease,
+  so the worker it replaced (paused, not dead) can no longer commit;
+- before an agent starts, a read finds events that already **succeeded**, so a lost
+  Redis record never makes an agent run twice.
+
+The common path is one read and one write per batch; the SQL is portable between SQLite
+(>= 3.24) and PostgreSQL, and values go through the model fields' own adapters.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from contextlib import AbstractContextManager
+from typing import Any
+
+from django.db import (
+    InterfaceError,
+    InternalError,
+    OperationalError,
+    ProgrammingError,
+    connection,
+    transaction,
+)
+from django.utils import timezone
+
+from workers.core.records import Finish, Run, StepWrite, Usage
+from workers.core.steps import StepRecord
+from workers.core.storable import storable_text
+from workers.models import AgentRun, RunStatus
+from workers.store import durable_steps, timeline_rows
+from workers.store.sql import CHUNK_ROWS, Adapters, adapters, placeholders, raw_cursor
+
+TABLE = AgentRun._meta.db_table
+COLUMNS = (
+    "event_hash", "event_type", "event_id", "source", "subject", "stream", "entry_id",
+    "status", "attempts", "deliveries", "lease", "fence", "consumer", "created_at", "started_at",
+    "finished_at", "duration_ms", "result", "error",
+    "llm_calls", "prompt_tokens", "completion_tokens", "cost_usd",
+)  # fmt: skip
+# A run's usage only grows (each attempt reports every stored step's): a row written
+# without any (a dead-lettering, a fence) keeps what an earlier attempt stored.
+USAGE = ("llm_calls", "prompt_tokens", "completion_tokens", "cost_usd")
+UPDATED = [c for c in COLUMNS if c not in ("event_hash", "created_at")]
+SUCCEEDED = RunStatus.SUCCEEDED.value
+TRANSIENT_ERRORS = (OperationalError, InterfaceError, InternalError, ProgrammingError)
+
+
+def upsert_sql(fenced: bool) -> str:
+    """One row's INSERT ... ON CONFLICT DO UPDATE that never overwrites a success.
+
+    ``fenced``: the update also needs the row's fence to be empty or this row's lease.
+    """
+    row = f"({', '.join(['%s'] * len(COLUMNS))})"
+    bigger = "GREATEST" if connection.vendor == "postgresql" else "MAX"
+    sets = [
+        f"{c} = {bigger}({TABLE}.{c}, excluded.{c})" if c in USAGE else f"{c} = excluded.{c}"
+        for c in UPDATED
+    ]
+    guard = f"{TABLE}.status <> '{SUCCEEDED}'"
+    if fenced:
+        guard += f" AND ({TABLE}.fence = '' OR {TABLE}.fence = excluded.lease)"
+    return (
+        f"INSERT INTO {TABLE} ({', '.join(COLUMNS)}) VALUES {row} "
+        f"ON CONFLICT (event_hash) DO UPDATE SET "
+        f"{', '.join(sets)} WHERE {guard}"
+    )
+
+
+def succeeded(hashes: list[str]) -> list[tuple[str, str]]:
+    """``(event_hash, lease)`` of the succeeded rows among ``hashes``. The status is checked
+    here, not in SQL: given ``status = ...`` SQLite prefers the status index and scans every
+    succeeded row instead of looking the hashes up in the unique index."""
+    found: list[tuple[str, str, str]] = []
+    cursor = raw_cursor()
+    try:
+        for i in range(0, len(hashes), CHUNK_ROWS):
+            chunk = hashes[i : i + CHUNK_ROWS]
+            cursor.execute(placeholders(_select_sql(len(chunk))), chunk)
+            found += cursor.fetchall()
+    finally:
+        cursor.close()
+    return [(h, lease) for h, lease, status in found if status == SUCCEEDED]
+
+
+def _select_sql(n: int) -> str:
+    marks = ", ".join(["%s"] * n)
+    return f"SELECT event_hash, lease, status FROM {TABLE} WHERE event_hash IN ({marks})"
+
+
+class SqliteQuickLookup:
+    """``done_among`` for a few hashes, called on the event loop's own thread: for a SQLite
+    file, a lookup in the unique index takes microseconds, while a hop to the read thread
+    and back costs two thread wake-ups (hundreds of microseconds on a virtual machine) on
+    every agent's way to its start. In WAL mode a reader never waits for the writer.
+
+    Its own connection, outside Django (whose connections refuse an event loop's thread),
+    and read-only (``query_only``)."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self._conn: sqlite3.Connection | None = None
+
+    def __call__(self, hashes: list[str]) -> set[str]:
+        if self._conn is None:
+            self._conn = sqlite3.connect(self.path, timeout=5.0, isolation_level=None)
+            self._conn.execute("PRAGMA query_only = 1")
+        rows = self._conn.execute(_select_sql(len(hashes)).replace("%s", "?"), hashes)
+        return {h for h, _, status in rows if status == SUCCEEDED}
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+
+def _values(
+    run: Run, status: str, fence: str, now: Any, finish: Finish | None, adapt: Adapters
+) -> list[Any]:
+    usage = finish.usage if finish else Usage()
+    return [
+        run.event_hash, run.event_type, run.event_id, run.source, run.subject, run.stream,
+        run.entry_id, status, run.token, run.deliveries, run.lease, fence, run.consumer, now,
+        adapt.time(run.started_at), now if finish else None,
+        finish.duration_ms if finish else None,
+        adapt.json(finish.result if finish else None),
+        storable_text(finish.error) if finish else "",
+        usage.calls, usage.prompt_tokens, usage.completion_tokens, usage.cost_usd,
+    ]  # fmt: skip
+
+
+class DjangoRunStore:
+    """The Django implementation of the engine's run store.
+
+    Methods are synchronous and open no transaction of their own: the engine's ``DbWriter``
+    runs them in its database thread inside ``atomic()``, several at a time.
+    """
+
+    def atomic(self) -> AbstractContextManager[Any]:
+        return transaction.atomic()
+
+    def close(self) -> None:
+        """Close this thread's connection (the engine calls it from its database thread)."""
+        connection.close()
+
+    @staticmethod
+    def transient(exc: BaseException) -> bool:
+        """True for an error that waiting can cure: a lost connection, a lock, a timeout, a
+        serialization failure or deadlock (``OperationalError``), and a missing table or an
+        aborted transaction (a deployment in progress, never a fault of the row). Anything
+        else (``DataError``, ``IntegrityError``, a value no adapter takes) is the row's."""
+        # The hot path's raw cursors raise the driver's own (PEP 249) errors.
+        db: Any = getattr(connection, "Database")  # noqa: B009 (untyped in django-stubs)
+        raw = (db.OperationalError, db.InterfaceError, db.InternalError, db.ProgrammingError)
+        return isinstance(exc, TRANSIENT_ERRORS + raw)
+
+    def done_among(self, hashes: list[str]) -> set[str]:
+        """Before agents start: which of these events already succeeded (duplicates)."""
+        return {h for h, _ in succeeded(hashes)} if hashes else set()
+
+    def quick_lookup(self) -> SqliteQuickLookup | None:
+        """A ``done_among`` the event loop may call itself: for a SQLite file, else None."""
+        name = str(connection.settings_dict["NAME"])
+        if connection.vendor != "sqlite" or name == ":memory:" or name.startswith("file:"):
+            return None
+        return SqliteQuickLookup(name)
+
+    def fence(self, runs: list[Run]) -> None:
+        """Runs that took over an expired lease: from now on only they may commit."""
+        adapt = adapters()
+        now = adapt.time(timezone.now())
+        rows = [_values(r, RunStatus.RUNNING.value, r.lease, now, None, adapt) for r in runs]
+        self._upsert(rows, fenced=False)
+
+    def commit(self, finishes: list[Finish]) -> set[str]:
+        """Store results unless fenced. Returns the leases that committed."""
+        if not finishes:
+            return set()
+        adapt = adapters()
+        now = adapt.time(timezone.now())
+        rows = [_values(f.run, SUCCEEDED, "", now, f, adapt) for f in finishes]
+        if self._upsert(rows, fenced=True) == len(finishes):
+            return {f.run.lease for f in finishes}
+        # Some were refused (or committed by an earlier try of this same batch): ask.
+        committed = {lease for _, lease in succeeded([f.run.event_hash for f in finishes])}
+        return {f.run.lease for f in finishes} & committed
+
+    def fail(self, finishes: list[Finish]) -> None:
+        """Record failed attempts (``dead`` ones as dead-lettered), unless fenced."""
+        adapt = adapters()
+        now = adapt.time(timezone.now())
+        rows = [
+            _values(f.run, RunStatus.DEAD if f.dead else RunStatus.FAILED, "", now, f, adapt)
+            for f in finishes
+        ]
+        self._upsert(rows, fenced=True)
+
+    def load_steps(self, hashes: list[str]) -> dict[str, dict[str, Any]]:
+        """The stored durable steps of these events (``ctx.step``)."""
+        return durable_steps.load_many(hashes)
+
+    def save_steps(self, writes: list[StepWrite]) -> list[Any]:
+        return durable_steps.save_many(writes)
+
+    def record(self, steps: list[StepRecord]) -> None:
+        """Timeline steps (see ``workers/store/timeline_rows.py``)."""
+        timeline_rows.insert(steps)
+
+    def mark_dead(self, finishes: list[Finish]) -> None:
+        """Dead-lettered without a new attempt (their workers kept dying)."""
+        adapt = adapters()
+        now = adapt.time(timezone.now())
+        rows = [_values(f.run, RunStatus.DEAD, "", now, f, adapt) for f in finishes]
+        self._upsert(rows, fenced=False)
+
+    @staticmethod
+    def _upsert(rows: list[list[Any]], fenced: bool) -> int:
+        """Rows changed. ``executemany`` of the one-row statement on both databases: SQLite
+        compiles it once and steps it per row (a multi-row statement had to be built and
+        compiled anew for every batch size); psycopg pipelines it."""
+        if not rows:
+            return 0
+        cursor = raw_cursor()
+        try:
+            cursor.executemany(placeholders(upsert_sql(fenced)), rows)
+            return int(cursor.rowcount)
+        finally:
+            cursor.close()

@@ -1,0 +1,96 @@
+"""Raw SQL plumbing shared by the engine's hot-path writes (runs, timeline).
+
+The hot path bypasses the ORM: multi-row statements through the DB-API cursor, portable
+between SQLite and PostgreSQL, values passed through Django's own adapters.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from django.conf import settings
+from django.db import connection
+
+from workers.core.storable import strict_json
+
+# Rows per statement: far under SQLite's 32766 bound variables.
+CHUNK_ROWS = 500
+
+
+def raw_cursor() -> Any:
+    """The DB-API cursor, not Django's wrapper: with DEBUG on, the wrapper would keep the
+    text of these long statements in its query log (megabytes) and render every parameter."""
+    connection.ensure_connection()
+    return connection.connection.cursor()
+
+
+def placeholders(sql: str) -> str:
+    return sql.replace("%s", "?") if connection.vendor == "sqlite" else sql
+
+
+def db_time(value: datetime | None) -> Any:
+    return None if value is None else connection.ops.adapt_datetimefield_value(value)
+
+
+@dataclass(frozen=True, slots=True)
+class Adapters:
+    """Django's adapters of this thread's connection, looked up once per batch: going
+    through ``connection`` (a thread-local proxy) for every value cost more than adapting."""
+
+    time: Callable[[datetime | None], Any]
+    json: Callable[[Any], Any]
+
+
+def adapters() -> Adapters:
+    return Adapters(time=_time_adapter(), json=_json_adapter())
+
+
+def _json_adapter() -> Callable[[Any], Any]:
+    """As ``JSONField.get_db_prep_save`` (None is SQL NULL), but strict: NaN or Infinity
+    raise ``ValueError`` here, with a message that says so, instead of reaching a database
+    that refuses them with a CHECK or parse error."""
+    if connection.vendor == "postgresql":
+        from psycopg.types.json import Jsonb
+
+        return lambda value: None if value is None else Jsonb(value, dumps=strict_json)
+    return lambda value: None if value is None else strict_json(value)
+
+
+def _time_adapter() -> Callable[[datetime | None], Any]:
+    adapt = connection.ops.adapt_datetimefield_value
+    if connection.vendor != "sqlite" or not settings.USE_TZ:
+        return lambda value: None if value is None else adapt(value)
+    tz = connection.timezone
+
+    def sqlite_time(value: datetime | None) -> str | None:
+        # The same text as the SQLite backend's adapter (naive in the connection's zone).
+        if value is None:
+            return None
+        if value.utcoffset() is not None:
+            value = value.astimezone(tz).replace(tzinfo=None)
+        return str(value)
+
+    return sqlite_time
+
+
+def insert_rows(table: str, columns: Sequence[str], rows: list[list[Any]]) -> None:
+    """Plain multi-row INSERT: SQLite takes one long statement fastest; psycopg parses a
+    long statement in Python on every call but pipelines ``executemany`` of a short one."""
+    if not rows:
+        return
+    row = f"({', '.join(['%s'] * len(columns))})"
+    head = f"INSERT INTO {table} ({', '.join(columns)}) VALUES "
+    cursor = raw_cursor()
+    try:
+        if connection.vendor == "postgresql":
+            cursor.executemany(head + row, rows)
+            return
+        for i in range(0, len(rows), CHUNK_ROWS):
+            chunk = rows[i : i + CHUNK_ROWS]
+            sql = placeholders(head + ", ".join([row] * len(chunk)))
+            cursor.execute(sql, [v for r in chunk for v in r])
+    finally:
+        cursor.close()

@@ -1,5 +1,0 @@
-"""Signed webhooks into the stream: pure verification, configuration and mappings.
-
-No Django and no I/O here; the console's view (``console/webhooks.py``) reads the request
-and publishes what :func:`workers.webhooks.intake.envelope_for` builds.
-"""
