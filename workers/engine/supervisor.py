@@ -1,8 +1,13 @@
-"""Keeping ``manage.py up``'s processes alive: a dead child is restarted after a back-off.
+"""Keeping child processes alive (``manage.py up``'s, ``runworker --processes N``'s): a dead
+child is restarted after a back-off.
 
 A child that dies (a crash, an OOM kill, a ``kill -9``) is started again after 1 s, then 2, 4...
-up to 30 s while it keeps dying young; one that stayed up a minute starts over at 1 s. Only
-a stop request (Ctrl-C, SIGTERM) stops them all.
+up to 30 s while it keeps dying young; one that stayed up a minute starts over at 1 s. A stop
+request (Ctrl-C, SIGTERM) stops them all. Two ways to end besides: children that are meant to
+finish (``runworker --burst``) are done once they exit 0, and with ``give_up_after`` a child
+that died young that many times in a row fails the whole supervisor (``failed`` names it), so
+a worker that cannot start (a bad setting, a database that refuses it) ends in an error
+instead of a restart loop.
 """
 
 from __future__ import annotations
@@ -44,6 +49,10 @@ class Child:
     backoff_s: float = 0.0
     restart_at: float | None = None
     restarts: int = 0
+    # Deaths in a row, each before STABLE_AFTER_S.
+    young_deaths: int = 0
+    # Exited 0 while exit 0 means "finished" (finish_on_success): not restarted.
+    done: bool = False
 
 
 Spawn = Callable[[Sequence[str]], "subprocess.Popen[bytes]"]
@@ -55,6 +64,14 @@ class Supervisor:
     say: Callable[[str], None]
     spawn: Spawn = field(default=subprocess.Popen)
     clock: Callable[[], float] = time.monotonic
+    finish_on_success: bool = False
+    give_up_after: int | None = None
+    failed: str | None = None  # why the supervisor gave up: a child kept dying
+
+    @property
+    def finished(self) -> bool:
+        """Nothing more to supervise: every child is done, or one kept failing."""
+        return self.failed is not None or all(c.done for c in self.children)
 
     def start_all(self) -> None:
         for child in self.children:
@@ -75,11 +92,22 @@ class Supervisor:
                     proc = self._start(child)
                     child.restarts += 1
                     self.say(f"{child.name} restarted: pid {proc.pid} (restart {child.restarts})")
-            elif child.proc is not None and child.proc.poll() is not None:
-                self._schedule_restart(child, child.proc, now)
+            elif not child.done and child.proc is not None and child.proc.poll() is not None:
+                self._ended(child, child.proc, now)
 
-    def _schedule_restart(self, child: Child, proc: subprocess.Popen[bytes], now: float) -> None:
+    def _ended(self, child: Child, proc: subprocess.Popen[bytes], now: float) -> None:
         uptime_s = now - child.started_at
+        if proc.returncode == 0 and self.finish_on_success:
+            child.done = True
+            return
+        child.young_deaths = child.young_deaths + 1 if uptime_s < STABLE_AFTER_S else 0
+        if self.give_up_after is not None and child.young_deaths >= self.give_up_after:
+            self.failed = (
+                f"{child.name} {describe_exit(proc.returncode)} {child.young_deaths} times in a "
+                f"row, each within {STABLE_AFTER_S:g} s of starting: giving up"
+            )
+            self.say(self.failed)
+            return
         child.backoff_s = next_backoff_s(child.backoff_s, uptime_s)
         child.restart_at = now + child.backoff_s
         self.say(
@@ -88,9 +116,11 @@ class Supervisor:
         )
 
     def run(self, stopping: Callable[[], bool], poll_s: float = 0.2) -> None:
-        while not stopping():
+        """Until a stop is requested or nothing is left to supervise (``finished``)."""
+        while not stopping() and not self.finished:
             self.check()
-            time.sleep(poll_s)
+            if not self.finished:
+                time.sleep(poll_s)
 
     def stop_all(self, timeout_s: float) -> None:
         """SIGTERM to every live child, then SIGKILL to any still running at the deadline."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from argparse import ArgumentParser
+from argparse import ArgumentParser, ArgumentTypeError
 from typing import Any
 
 from django.conf import settings
@@ -14,12 +14,26 @@ from django.db.migrations.executor import MigrationExecutor
 
 from workers.core.errors import StreamdeskError
 from workers.core.registry import default_registry
+from workers.engine.processes import run_processes, usable_cpus
 from workers.engine.serve import serve
 from workers.from_settings import engine_config, llm_config, rate_budgets, redis_client, redis_url
 from workers.management.commands.relay import relay_config
 from workers.monitor.recorder import RecorderThread, start_recorder
 from workers.producers.relay import Relay
 from workers.store.runs import DjangoRunStore
+
+
+def processes_arg(value: str) -> int:
+    """``--processes``: a count of at least 1, or ``auto`` (the CPUs this process may use)."""
+    if value == "auto":
+        return usable_cpus()
+    try:
+        count = int(value)
+    except ValueError:
+        raise ArgumentTypeError(f"expected a number or 'auto', got {value!r}") from None
+    if count < 1:
+        raise ArgumentTypeError(f"expected at least 1, got {count}")
+    return count
 
 
 def unapplied_migrations() -> int:
@@ -66,6 +80,16 @@ class Command(BaseCommand):
             action="store_true",
             help="also publish the transactional outbox's rows (manage.py relay), in a thread",
         )
+        parser.add_argument(
+            "--processes",
+            type=processes_arg,
+            default=1,
+            metavar="N|auto",
+            help=(
+                "worker processes under one supervisor, each its own consumer, restarted if it "
+                "dies (default 1; auto = the CPU count)"
+            ),
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         unapplied = unapplied_migrations()
@@ -89,6 +113,9 @@ class Command(BaseCommand):
             )
         }
         overrides["burst"] = options["burst"] or None
+        if options["processes"] > 1:
+            self.supervise(options, overrides)
+            return
         stop_relay = threading.Event()
         relay = self.start_relay(stop_relay) if options["relay"] else None
         recorder: RecorderThread | None = None
@@ -117,6 +144,20 @@ class Command(BaseCommand):
                 relay.join()
             if recorder is not None:
                 recorder.stop()
+
+    def supervise(self, options: dict[str, Any], overrides: dict[str, Any]) -> None:
+        config = engine_config(**overrides)  # checked here once, not N times in children
+        code = run_processes(
+            options["processes"],
+            {k: v for k, v in overrides.items() if v is not None and k != "burst"},
+            burst=bool(options["burst"]),
+            relay=bool(options["relay"]),
+            drain_timeout_s=config.drain_timeout_s,
+            settings_module=settings.SETTINGS_MODULE,
+            say=self.stderr.write,
+        )
+        if code:
+            raise CommandError("a worker process kept failing (see above)", returncode=code)
 
     def start_relay(self, stop: threading.Event) -> threading.Thread:
         relay = Relay(redis_client(), relay_config())
