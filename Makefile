@@ -35,22 +35,22 @@ lint: $(STAMP)
 	$(VENV)/bin/mypy workers console
 
 bench: $(STAMP)
-	$(PY) bench/run.py
+	$(PY) -m bench.engine
 
 bench-console: $(STAMP)
-	$(PY) bench/console.py
+	$(PY) -m bench.console
 
 bench-actions: $(STAMP)
-	$(PY) bench/actions.py
+	$(PY) -m bench.actions
 
 bench-outbox: $(STAMP)
-	$(PY) bench/outbox.py
+	$(PY) -m bench.outbox
 
 bench-runtime: $(STAMP)
-	$(PY) bench/runtime.py
+	$(PY) -m bench.runtime
 
 bench-webhooks: $(STAMP)
-	$(PY) bench/webhooks.py
+	$(PY) -m bench.webhooks
 
 # valkey stop needs settings, so the development mode (no SECRET_KEY of its own).
 clean: export DEBUG ?= 1

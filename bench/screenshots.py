@@ -3,8 +3,8 @@ an event's timeline (docs/img/overview.png, group.png, dead-letters.png, event-t
 
 Usage, from the project root (needs Debian's Chromium at /usr/bin/chromium)::
 
-    .venv/bin/python bench/screenshots.py              # writes docs/img/*.png
-    .venv/bin/python bench/screenshots.py --out /tmp   # somewhere else
+    .venv/bin/python -m bench.screenshots              # writes docs/img/*.png
+    .venv/bin/python -m bench.screenshots --out /tmp   # somewhere else
 
 A private world like the benchmark's: its own Valkey server and SQLite file in a temp
 directory, two ``runworker`` processes, ``make run``'s demo producer and daphne on free
@@ -32,14 +32,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-# Run as a script (bench/screenshots.py), so put the project root on the path.
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
 import redis
 from playwright.sync_api import Page, ViewportSize, expect, sync_playwright
 
 import workers.examples.demo.agents  # noqa: F401  (registers the demo event types for publishing)
-from bench.harness import PYTHON, ROOT, STREAM, BenchError, log_tail, spawn, wait_until
+from bench.common.harness import PYTHON, ROOT, STREAM, BenchError, log_tail, spawn, wait_until
 from workers.core.keys import dead_stream
 from workers.producers.publish import publish
 from workers.redis.embedded import PrivateServer, free_port
@@ -215,8 +212,8 @@ def take(out: Path) -> None:
     print(f"wrote overview.png, group.png, dead-letters.png and event-timeline.png to {out}")
 
 
-def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="bench/screenshots.py", description=__doc__)
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.screenshots", description=__doc__)
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="folder for the PNGs")
     args = parser.parse_args(argv)
     if not Path(CHROMIUM).exists():
@@ -227,4 +224,4 @@ def main(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(main())

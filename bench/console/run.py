@@ -1,0 +1,188 @@
+"""``make bench-console``: the console's speed at 1,000,000 entries, into docs/benchmarks.md.
+
+Builds two data sets on a private Valkey (1,000,000 entries / 100,000 pending / 10,000 dead
+letters, and a 100-entry baseline), times the sampler and the pages on both in one process
+(bench/console/measure.py, run from the frozen code snapshot), then connects websocket
+clients to a real daphne. Usage, from the project root::
+
+    .venv/bin/python -m bench.console           # the full run (one to two minutes)
+    .venv/bin/python -m bench.console --quick   # a smoke run; writes to a temp file
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import redis
+
+from bench.common.harness import PYTHON, ROOT, Bench, BenchError, log_tail, open_bench
+from bench.common.machine import machine
+from bench.console import load as console_load
+from bench.console import report as console_report
+from bench.console import ws as console_ws
+from bench.console.load import Built, Shape
+
+DEFAULT_OUTPUT = ROOT / "docs" / "benchmarks.md"
+MEASURE_TIMEOUT_S = 900.0
+# Deployed settings: DEBUG off (settings.py then wants a SECRET_KEY; this one guards nothing).
+PRODUCTION_ENV = {"DEBUG": "0", "SECRET_KEY": "bench-only-not-a-secret"}
+QUICK = Shape("20,000 entries", 20_000, 2_000, 1_000)
+
+
+def parse(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.console",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--repeats", type=int, help="timed rounds (default 50; 5 with --quick)")
+    parser.add_argument("--warmup", type=int, default=3, help="untimed rounds first (default 3)")
+    parser.add_argument("--clients", type=int, help="websocket clients (default 100; 20)")
+    parser.add_argument("--seconds", type=float, help="websocket window, s (default 10; 3)")
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help=f"smoke run: {QUICK.label}, 5 rounds, 20 clients for 3 s",
+    )
+    parser.add_argument(
+        "--output", type=Path, help="report path (default docs/benchmarks.md; temp with --quick)"
+    )
+    parser.add_argument("--ref", help="benchmark this git ref instead of the working tree")
+    parser.add_argument("--keep", action="store_true", help="keep the temp dir (logs, data)")
+    args = parser.parse_args(argv)
+    quick = {"repeats": 5, "clients": 20, "seconds": 3.0}
+    full = {"repeats": 50, "clients": 100, "seconds": 10.0}
+    for name, default in (quick if args.quick else full).items():
+        if getattr(args, name) is None:  # an explicit option wins over --quick
+            setattr(args, name, default)
+    if args.output is None:
+        args.output = (
+            Path(tempfile.gettempdir()) / "streamdesk-benchmarks-quick.md"
+            if args.quick
+            else DEFAULT_OUTPUT
+        )
+    if min(args.repeats, args.clients) < 1 or args.warmup < 0 or args.seconds < 2:
+        parser.error("--repeats and --clients at least 1, --warmup at least 0, --seconds >= 2")
+    return args
+
+
+def db_url(url: str, db: int) -> str:
+    return f"{url.rsplit('/', 1)[0]}/{db}"
+
+
+def build(url: str, shape: Shape) -> Built:
+    client = redis.Redis.from_url(url, decode_responses=True, socket_timeout=120)
+    try:
+        built = console_load.build(client, shape)
+    finally:
+        client.close()
+    print(f"   {shape.label}: built in {built.seconds:.1f} s", flush=True)
+    return built
+
+
+def measure(
+    bench: Bench,
+    env: dict[str, str],
+    built: dict[str, Built],
+    urls: dict[str, str],
+    repeats: int,
+    warmup: int,
+) -> dict[str, object]:
+    plan = {
+        "repeats": repeats,
+        "warmup": warmup,
+        "sets": {
+            name: {
+                "url": urls[name],
+                "entries": b.shape.entries,
+                "mid_entry": b.mid_entry,
+                "mid_pending": b.mid_pending,
+                "mid_dead": b.mid_dead,
+            }
+            for name, b in built.items()
+        },
+    }
+    plan_path, out_path = bench.tmp / "console-plan.json", bench.tmp / "console-result.json"
+    plan_path.write_text(json.dumps(plan))
+    log = bench.log_path("console-measure")
+    with open(log, "wb") as out:
+        done = subprocess.run(
+            [PYTHON, "-m", "bench.console.measure", str(plan_path), str(out_path)],
+            cwd=bench.src,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            timeout=MEASURE_TIMEOUT_S,
+            check=False,
+        )
+    if done.returncode != 0:
+        raise BenchError(f"bench.console.measure exited {done.returncode}:\n{log_tail(log)}")
+    result: dict[str, object] = json.loads(out_path.read_text())
+    return result
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    args = parse(argv)
+    large = QUICK if args.quick else console_load.LARGE
+    began = time.time()
+    with open_bench(keep=args.keep, ref=args.ref) as bench:
+        info = machine(bench)
+        print(f"streamdesk console bench: {info.cpus} CPUs, {info.valkey}", flush=True)
+        urls = {
+            console_report.LARGE: db_url(bench.url, 0),
+            console_report.SMALL: db_url(bench.url, 1),
+        }
+        print("1. data sets", flush=True)
+        built = {
+            console_report.LARGE: build(urls[console_report.LARGE], large),
+            console_report.SMALL: build(urls[console_report.SMALL], console_load.SMALL),
+        }
+        env = {**bench.env(bench.fresh_db("console")), **PRODUCTION_ENV}
+        print(f"2. sampler and pages, {args.repeats} rounds", flush=True)
+        result = measure(bench, env, built, urls, args.repeats, args.warmup)
+        print(f"3. websocket fan-out: 1, then {args.clients} clients", flush=True)
+        with redis.Redis.from_url(urls[console_report.LARGE]) as client:
+            console_load.heartbeats(client)  # "live" for the daphne sampler's samples too
+        alone, fan = console_ws.fan_out(
+            {**env, "REDIS_URL": urls[console_report.LARGE]},
+            bench.src,
+            bench.log_path("console-daphne"),
+            str(result["session"]),
+            [1, args.clients],
+            args.seconds,
+        )
+        info = info.finish()
+    results = console_report.ConsoleResults(
+        machine=info,
+        began=began,
+        ended=time.time(),
+        command=" ".join([".venv/bin/python -m bench.console", *argv]),
+        repeats=args.repeats,
+        warmup=args.warmup,
+        built=built,
+        ms=result["ms"],  # type: ignore[arg-type]
+        cpu=result["cpu"],  # type: ignore[arg-type]
+        gc=result["gc"],  # type: ignore[arg-type]
+        gc_objects=int(result["gc_objects"]),  # type: ignore[call-overload]
+        full_gc_ms=float(result["full_gc_ms"]),  # type: ignore[arg-type]
+        fan=fan,
+        alone=alone,
+    )
+    block = console_report.render(results)
+    old = args.output.read_text() if args.output.exists() else ""
+    args.output.parent.mkdir(parents=True, exist_ok=True)
+    args.output.write_text(console_report.splice(old, block) if old else block)
+    print(console_report.summary(results))
+    print(f"wrote {args.output}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,170 @@
+"""The floor: the least work per event that the issue asks of runworker, in the least code.
+
+Run as its own process:
+``python -m bench.engine.floor --url ... --stream ... --group ... --db ...``.
+One thread, synchronous, one batch at a time; it drains the stream and exits at the first
+empty read (or on SIGTERM). Per batch of ``XREADGROUP COUNT 200`` (redis-py with hiredis):
+
+1. each entry is decoded and checked with the engine's own envelope decoder
+   (``workers.core.events.decode_envelope``), hashed (``event_hash``) and its data validated
+   with the probe's schema (``ProbeData``);
+2. the idempotency gate: one pipeline of ``SET <gate key> running NX PX <lease>``, one per
+   event (one round trip); only events whose SET succeeded run (``probe_result``, the clock
+   taken just before, as the probe agent does);
+3. the database record: one ``succeeded`` row per run event in runworker's own
+   ``workers_agentrun`` table (the migrated schema, all its indexes), a plain INSERT by
+   ``executemany`` with ``sqlite3`` in one transaction per batch (WAL, synchronous=NORMAL);
+4. one pipeline: ``SET <gate key> done EX <ttl>`` per run event and one ``XACK`` of the
+   batch (one round trip).
+
+What it leaves out, all of which runworker does: concurrency (no asyncio, no handler
+tasks, no database thread), an atomic Lua gate with lease tokens and fencing, the
+timeline, retries, dead-lettering, reclaiming, heartbeats, stats, and any handling of a bad
+event (one stops the process). Django is not imported: the row is written by hand.
+
+Why it is the floor: every step above is something the issue requires for each event
+(decode and validate, an idempotency gate in Redis, a durable record, an ack), done with
+two round trips and one transaction per batch and nothing else. Another worker doing that
+work in one Python process could shave constant factors (a multi-row INSERT, a faster JSON
+parser) but not drop a step, so ``floor / raw`` is about the most of the raw loop such a
+worker reaches, and ``runworker / floor`` is how much of it the engine keeps.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import signal
+import sqlite3
+import threading
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from types import FrameType
+from typing import Any, cast
+
+import redis
+
+from bench.engine.agents import ProbeData, probe_result
+from workers.core.config import EngineConfig
+from workers.core.events import decode_envelope, event_hash
+from workers.core.keys import EVENT_FIELD, Keys
+
+COUNT = 200  # the raw loop's batch, and runworker's --batch-size in the benchmark
+CONSUMER = "floor-1"
+_DEFAULTS = EngineConfig(consumer=CONSUMER)
+LEASE_MS = _DEFAULTS.lease_ms  # runworker's defaults for the gate's lease and record
+DONE_TTL_S = _DEFAULTS.done_ttl_s
+KEYS = Keys(_DEFAULTS.prefix)
+
+# Every NOT NULL column of workers_agentrun gets a value; no lease token (no fencing here).
+INSERT = """
+INSERT INTO workers_agentrun (
+    event_hash, event_type, event_id, source, subject, stream, entry_id, status, attempts,
+    deliveries, lease, fence, consumer, created_at, started_at, finished_at, duration_ms,
+    result, error, llm_calls, prompt_tokens, completion_tokens, cost_usd
+) VALUES (?, ?, ?, ?, ?, ?, ?, 'succeeded', 1, 1, '', '', ?, ?, ?, ?, ?, ?, '', 0, 0, 0, 0.0)
+"""
+
+stopping = threading.Event()
+
+
+def on_sigterm(signum: int, frame: FrameType | None) -> None:
+    stopping.set()
+
+
+def db_time(ns: int) -> str:
+    """A UTC time as Django's SQLite backend stores it (naive, space-separated)."""
+    return str(datetime.fromtimestamp(ns / 1e9, UTC).replace(tzinfo=None))
+
+
+def run(
+    url: str, stream: str, group: str, db: Path, out: Path, deadline: float, ready: Path
+) -> int:
+    client = redis.Redis.from_url(url, decode_responses=True, socket_timeout=30)
+    client.ping()
+    # Autocommit mode, so the BEGIN/COMMIT below are the only transaction boundaries.
+    conn = sqlite3.connect(db, timeout=30, isolation_level=None)
+    # The same pragmas as runworker's connection (console/settings.py).
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("PRAGMA synchronous=NORMAL")
+    conn.execute("PRAGMA wal_autocheckpoint=10000")
+    ready.touch()
+    done = 0
+    with contextlib.closing(client), contextlib.closing(conn):
+        while not stopping.is_set() and time.monotonic() < deadline:
+            # RESP2 reply: [[stream, [(id, fields), ...]]], or None after BLOCK times out.
+            reply = cast(
+                "list[Any] | None",
+                client.xreadgroup(group, CONSUMER, {stream: ">"}, count=COUNT, block=100),
+            )
+            entries: list[tuple[str, dict[str, str]]] = reply[0][1] if reply else []
+            if not entries:
+                break
+            events = []
+            for entry_id, fields in entries:
+                envelope = decode_envelope(fields[EVENT_FIELD])
+                data = ProbeData.model_validate(envelope.data)
+                events.append((entry_id, envelope, event_hash(envelope), data))
+            with client.pipeline(transaction=False) as pipe:
+                for _, _, digest, _ in events:
+                    pipe.set(KEYS.gate(digest), "running", nx=True, px=LEASE_MS)
+                won = pipe.execute()
+            rows: list[tuple[Any, ...]] = []
+            hashes: list[str] = []
+            for (entry_id, envelope, digest, data), ok in zip(events, won, strict=True):
+                if not ok:  # a duplicate: someone holds or finished this event
+                    continue
+                started_ns = time.time_ns()
+                result = json.dumps(probe_result(data, started_ns))
+                finished_ns = time.time_ns()
+                started = db_time(started_ns)
+                hashes.append(digest)
+                rows.append(
+                    (
+                        digest,
+                        envelope.type,
+                        envelope.id or "",
+                        envelope.source,
+                        envelope.subject or "",
+                        stream,
+                        entry_id,
+                        CONSUMER,
+                        started,  # created_at: the row is first written when it is done
+                        started,
+                        db_time(finished_ns),
+                        (finished_ns - started_ns) / 1e6,
+                        result,
+                    )
+                )
+            conn.execute("BEGIN")
+            conn.executemany(INSERT, rows)
+            conn.execute("COMMIT")
+            with client.pipeline(transaction=False) as pipe:
+                for digest in hashes:
+                    pipe.set(KEYS.gate(digest), "done", ex=DONE_TTL_S)
+                pipe.xack(stream, group, *(entry_id for entry_id, _ in entries))
+                pipe.execute()
+            done += len(rows)
+    out.write_text(json.dumps({"done": done}))
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="bench.engine.floor", description="the floor worker")
+    parser.add_argument("--url", required=True)
+    parser.add_argument("--stream", required=True)
+    parser.add_argument("--group", required=True)
+    parser.add_argument("--db", type=Path, required=True, help="a migrated streamdesk database")
+    parser.add_argument("--out", type=Path, required=True, help="JSON summary written at exit")
+    parser.add_argument("--ready", type=Path, required=True, help="touched once connected")
+    parser.add_argument("--max-seconds", type=float, default=600.0)
+    args = parser.parse_args(argv)
+    signal.signal(signal.SIGTERM, on_sigterm)
+    deadline = time.monotonic() + args.max_seconds
+    return run(args.url, args.stream, args.group, args.db, args.out, deadline, args.ready)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,165 @@
+"""``make bench``: run every measurement in one go and write docs/benchmarks.md.
+
+Usage, from the project root::
+
+    .venv/bin/python -m bench.engine                  # the full run (about ten minutes)
+    .venv/bin/python -m bench.engine --quick          # a smoke run; writes to a temp file
+    .venv/bin/python -m bench.engine --events 20000   # fewer events per throughput run
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from bench.actions import report as actions_report
+from bench.common import sections
+from bench.common.harness import ROOT, open_bench
+from bench.common.machine import machine
+from bench.console import report as console_report
+from bench.engine import latency, throughput
+from bench.engine.report import Params, Results, render, summary
+from bench.engine.subjects import Naive, Raw, Runworker, all_subjects
+from bench.outbox import report as outbox_report
+
+DEFAULT_OUTPUT = ROOT / "docs" / "benchmarks.md"
+# settings.py refuses DEBUG off without a SECRET_KEY; this one guards nothing.
+PRODUCTION_ENV = {"DEBUG": "0", "SECRET_KEY": "bench-only-not-a-secret"}
+
+
+def parse(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.engine",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "--events",
+        type=int,
+        default=50_000,
+        help="events preloaded per throughput run (default 50000)",
+    )
+    parser.add_argument(
+        "--repeats",
+        type=int,
+        default=3,
+        help="throughput and latency runs per worker, interleaved; the median counts",
+    )
+    parser.add_argument("--rate", type=float, default=500.0, help="latency: events/s")
+    parser.add_argument(
+        "--light-rate",
+        type=float,
+        default=50.0,
+        help="latency under light load: events/s (default 50)",
+    )
+    parser.add_argument(
+        "--seconds",
+        type=float,
+        default=10.0,
+        help="latency: seconds measured, after 1 s of warm-up",
+    )
+    parser.add_argument(
+        "--memory-events",
+        type=int,
+        default=100_000,
+        help="events drained while runworker's RSS is sampled",
+    )
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="small smoke run (2000 events, 1 repeat, 3 s of latency)",
+    )
+    parser.add_argument(
+        "--output",
+        type=Path,
+        help="report path (default docs/benchmarks.md; a temp file with --quick)",
+    )
+    parser.add_argument(
+        "--ref",
+        help="benchmark this git ref (e.g. HEAD) instead of the working tree as it is now",
+    )
+    parser.add_argument("--keep", action="store_true", help="keep the temp dir (logs, databases)")
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.events, args.repeats, args.seconds, args.memory_events = 2_000, 1, 3.0, 5_000
+    if args.output is None:
+        args.output = (
+            Path(tempfile.gettempdir()) / "streamdesk-benchmarks-quick.md"
+            if args.quick
+            else DEFAULT_OUTPUT
+        )
+    for name in ("events", "repeats", "memory_events"):
+        if getattr(args, name) < 1:
+            parser.error(f"--{name.replace('_', '-')} must be at least 1")
+    if min(args.rate, args.light_rate, args.seconds) <= 0:
+        parser.error("--rate, --light-rate and --seconds must be positive")
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    args = parse(argv)
+    params = Params(
+        events=args.events,
+        repeats=args.repeats,
+        rate=args.rate,
+        light_rate=args.light_rate,
+        seconds=args.seconds,
+        warmup_s=1.0,
+        memory_events=args.memory_events,
+        command=" ".join([".venv/bin/python -m bench.engine", *argv]),
+    )
+    began = time.time()
+    with open_bench(keep=args.keep, ref=args.ref) as bench:
+        info = machine(bench)
+        print(
+            f"streamdesk bench: {info.cpus} CPUs, Python {info.python}, {info.valkey}", flush=True
+        )
+        print("1. throughput (drain preloaded events)", flush=True)
+        rates = throughput.interleaved(all_subjects(bench), args.events, args.repeats)
+        print("2. pickup latency (steady publishing)", flush=True)
+        pickups = latency.interleaved(
+            [Raw(bench), Runworker(bench), Naive(bench)],
+            args.rate,
+            args.seconds,
+            params.warmup_s,
+            args.repeats,
+        )
+        # The same at light load: what a single event costs when nothing queues.
+        light = latency.interleaved(
+            [Raw(bench), Runworker(bench)],
+            args.light_rate,
+            args.seconds,
+            params.warmup_s,
+            args.repeats,
+        )
+        print("3. runworker memory", flush=True)
+        # As configured above (settings' default DEBUG), then as deployed (DEBUG off).
+        memory = [
+            throughput.memory(Runworker(bench), args.memory_events, "default settings"),
+            throughput.memory(Runworker(bench, PRODUCTION_ENV), args.memory_events, "DEBUG=0"),
+        ]
+        info = info.finish()
+    results = Results(info, params, began, time.time(), rates, pickups, light, memory)
+    args.output.parent.mkdir(parents=True, exist_ok=True)
+    report = render(results)
+    if args.output.exists():  # keep what the other bench writers wrote
+        kept = (
+            console_report.SECTION,
+            actions_report.SECTION,
+            outbox_report.SECTION,
+            sections.WEBHOOKS,
+            sections.RUNTIME,
+        )
+        report = sections.carry_over(args.output.read_text(), report, kept)
+    args.output.write_text(report)
+    print(summary(results))
+    print(f"wrote {args.output}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,263 @@
+"""The workers under test, behind one interface so every measurement treats them alike.
+
+A subject prepares its queue (stream or jobs table), gives the command that runs its
+worker, reports progress while it runs, and afterwards what it recorded per event.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sqlite3
+import subprocess
+import time
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from typing import Any, cast
+
+from bench.common.harness import (
+    FLOOR_GROUP,
+    RAW_GROUP,
+    STREAM,
+    WORKER_GROUP,
+    Bench,
+    BenchError,
+    baseline_cmd,
+    floor_cmd,
+    group_progress,
+    jobs_progress,
+    runworker_cmd,
+    succeeded_runs,
+    wait_until,
+)
+from bench.engine import load
+
+READY_TIMEOUT_S = 60.0
+
+
+class Subject(ABC):
+    name: str
+
+    def __init__(self, bench: Bench) -> None:
+        self.bench = bench
+
+    @abstractmethod
+    def prepare(self, preload: int, latency: bool) -> None:
+        """Empty state for one run, with ``preload`` events already queued."""
+
+    @abstractmethod
+    def command(self) -> list[str]: ...
+
+    def env(self) -> dict[str, str]:
+        return self.bench.env(self.bench.template_db)
+
+    @abstractmethod
+    def progress(self) -> tuple[int, int]:
+        """(events picked up, events finished) so far."""
+
+    @abstractmethod
+    def wait_ready(self, proc: subprocess.Popen[bytes]) -> None: ...
+
+    @abstractmethod
+    def publisher(self) -> Callable[[int], None]: ...
+
+    @abstractmethod
+    def finished(self) -> int:
+        """After exit: how many events the worker itself says it completed."""
+
+    @abstractmethod
+    def latencies_ns(self) -> dict[int, int]:
+        """After exit: event n -> nanoseconds from publish to pickup."""
+
+    def close(self) -> None:
+        """Release what ``prepare`` opened in this process (most subjects open nothing)."""
+        return None
+
+
+def _alive(proc: subprocess.Popen[bytes], check: Callable[[], bool]) -> Callable[[], bool]:
+    def ready() -> bool:
+        if proc.poll() is not None:
+            raise BenchError(f"{proc.args!r} exited {proc.returncode} while starting")
+        return check()
+
+    return ready
+
+
+class Runworker(Subject):
+    name = "runworker"
+
+    def __init__(self, bench: Bench, extra_env: dict[str, str] | None = None) -> None:
+        super().__init__(bench)
+        self.extra_env = extra_env or {}
+
+    def prepare(self, preload: int, latency: bool) -> None:
+        self.bench.reset_redis()
+        self.db = self.bench.fresh_db(self.name)
+        self.burst = not latency
+        load.preload_stream(self.bench.redis, preload)
+
+    def command(self) -> list[str]:
+        return runworker_cmd(burst=self.burst)
+
+    def env(self) -> dict[str, str]:
+        return {**self.bench.env(self.db), **self.extra_env}
+
+    def progress(self) -> tuple[int, int]:
+        return group_progress(self.bench.redis, WORKER_GROUP)
+
+    def wait_ready(self, proc: subprocess.Popen[bytes]) -> None:
+        # Ready once it sits in XREADGROUP BLOCK: the only client that blocks on this server.
+        def blocked() -> bool:
+            info = cast(dict[str, Any], self.bench.redis.info("clients"))
+            return int(info["blocked_clients"]) > 0
+
+        wait_until(_alive(proc, blocked), "runworker to block on XREADGROUP", READY_TIMEOUT_S)
+
+    def publisher(self) -> Callable[[int], None]:
+        return load.StreamPublisher(self.bench.redis)
+
+    def finished(self) -> int:
+        return succeeded_runs(self.db)
+
+    def latencies_ns(self) -> dict[int, int]:
+        with contextlib.closing(sqlite3.connect(self.db)) as conn:
+            rows = conn.execute("SELECT result FROM workers_agentrun WHERE status = 'succeeded'")
+            results = [json.loads(r[0]) for r in rows]
+        return {int(r["n"]): int(r["started_ns"]) - int(r["sent_ns"]) for r in results}
+
+
+class _Baseline(Subject):
+    """A process from ``bench.engine.baselines``: it touches a ready file and writes a summary."""
+
+    def _paths(self) -> None:
+        self.out = self.bench.log_path(self.name).with_suffix(".json")
+        self.ready = self.bench.log_path(self.name).with_suffix(".ready")
+        self.latency = False
+
+    def _flags(self) -> list[str]:
+        flags = ["--out", str(self.out), "--ready", str(self.ready)]
+        return [*flags, "--latency"] if self.latency else flags
+
+    def wait_ready(self, proc: subprocess.Popen[bytes]) -> None:
+        wait_until(_alive(proc, self.ready.exists), f"{self.name} to start", READY_TIMEOUT_S)
+
+    def summary(self) -> dict[str, object]:
+        data = json.loads(self.out.read_text())
+        assert isinstance(data, dict)
+        return data
+
+    def finished(self) -> int:
+        return int(str(self.summary()["done"]))
+
+
+class Raw(_Baseline):
+    name = "raw"
+
+    def prepare(self, preload: int, latency: bool) -> None:
+        self.bench.reset_redis()
+        self.bench.next_run()
+        self._paths()
+        self.latency = latency
+        load.preload_stream(self.bench.redis, preload)
+        load.create_group(self.bench.redis, RAW_GROUP)
+
+    def command(self) -> list[str]:
+        return baseline_cmd(
+            "raw", "--url", self.bench.url, "--stream", STREAM, "--group", RAW_GROUP, *self._flags()
+        )
+
+    def progress(self) -> tuple[int, int]:
+        return group_progress(self.bench.redis, RAW_GROUP)
+
+    def publisher(self) -> Callable[[int], None]:
+        return load.StreamPublisher(self.bench.redis)
+
+    def latencies_ns(self) -> dict[int, int]:
+        pairs = self.summary()["latencies_ns"]
+        assert isinstance(pairs, list)
+        return {int(n): int(ns) for n, ns in pairs}
+
+
+class Floor(_Baseline):
+    """``bench.engine.floor``: the required per-event work in minimal code. Throughput only: it
+    drains and exits, so it has no latency mode (and is not sampled for memory)."""
+
+    name = "floor"
+
+    def prepare(self, preload: int, latency: bool) -> None:
+        if latency:
+            raise NotImplementedError("the floor worker is measured for throughput only")
+        self.bench.reset_redis()
+        self.db = self.bench.fresh_db(self.name)
+        self._paths()
+        load.preload_stream(self.bench.redis, preload)
+        load.create_group(self.bench.redis, FLOOR_GROUP)
+
+    def command(self) -> list[str]:
+        return floor_cmd(
+            "--url", self.bench.url, "--stream", STREAM, "--group", FLOOR_GROUP,
+            "--db", str(self.db), *self._flags(),
+        )  # fmt: skip
+
+    def progress(self) -> tuple[int, int]:
+        return group_progress(self.bench.redis, FLOOR_GROUP)
+
+    def publisher(self) -> Callable[[int], None]:
+        raise NotImplementedError("the floor worker is measured for throughput only")
+
+    def finished(self) -> int:
+        return succeeded_runs(self.db)
+
+    def latencies_ns(self) -> dict[int, int]:
+        raise NotImplementedError("the floor worker is measured for throughput only")
+
+
+class Naive(_Baseline):
+    name = "naive"
+
+    def prepare(self, preload: int, latency: bool) -> None:
+        self.bench.next_run()
+        self._paths()
+        self.latency = latency
+        self.total = preload
+        self.close()
+        self.db = load.jobs_db(self.bench.log_path(self.name).with_suffix(".jobs.sqlite3"), preload)
+        # The parent's own connection: progress reads, and the paced INSERTs.
+        self.conn = sqlite3.connect(self.db, timeout=30)
+        self.conn.execute("PRAGMA synchronous=NORMAL")
+
+    def command(self) -> list[str]:
+        return baseline_cmd("naive", "--db", str(self.db), *self._flags())
+
+    def progress(self) -> tuple[int, int]:
+        return jobs_progress(self.conn, self.total)
+
+    def publisher(self) -> Callable[[int], None]:
+        publish = load.JobsPublisher(self.conn)
+
+        def count_and_publish(n: int) -> None:
+            publish(n)
+            self.total = max(self.total, n + 1)
+
+        return count_and_publish
+
+    def latencies_ns(self) -> dict[int, int]:
+        rows = self.conn.execute("SELECT result FROM jobs WHERE status = 'done'").fetchall()
+        results = [json.loads(r[0]) for r in rows]
+        return {int(r["n"]): int(r["started_ns"]) - int(r["sent_ns"]) for r in results}
+
+    def close(self) -> None:
+        conn: sqlite3.Connection | None = getattr(self, "conn", None)
+        if conn is not None:
+            conn.close()
+            self.conn = None  # type: ignore[assignment]
+
+
+def all_subjects(bench: Bench) -> list[Subject]:
+    """The throughput subjects, in the order each repeat runs them."""
+    return [Raw(bench), Floor(bench), Runworker(bench), Naive(bench)]
+
+
+def settle_time(seconds: float = 0.5) -> None:
+    """A short pause between runs so one run's exit does not overlap the next's start."""
+    time.sleep(seconds)

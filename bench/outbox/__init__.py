@@ -1,0 +1,1 @@
+"""``make bench-outbox`` (``python -m bench.outbox``): the transactional outbox's relay."""

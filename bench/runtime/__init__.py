@@ -1,0 +1,1 @@
+"""``make bench-runtime`` (``python -m bench.runtime``): durable steps and rate budgets."""

@@ -1,0 +1,267 @@
+"""``make bench-runtime``: what durable steps and rate-budget takes cost per event.
+
+A private Valkey, and a throwaway PostgreSQL database at 127.0.0.1:5432 (user postgres) if
+one answers, else a temporary SQLite file. One in-process ``workers.engine.worker.Worker`` in burst
+mode drains N preloaded events of one agent (bench/runtime/agents.py: a baseline, one or
+three durable steps, a budget take, a step and a take); rounds interleave the agents, and
+each agent's median rate is compared with the baseline's from the same run. Writes its
+block of docs/benchmarks.md (bench/runtime/report.py). Usage::
+
+    .venv/bin/python -m bench.runtime            # the full run (a few minutes)
+    .venv/bin/python -m bench.runtime --quick    # a smoke run; writes to a temp file
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+from typing import cast
+
+import redis
+import redis.asyncio as aredis
+
+from bench.common import sections
+from bench.common.harness import ROOT, Bench, BenchError
+from bench.common.machine import machine
+from bench.outbox.run import pg_admin, postgres_version
+from bench.runtime import report as runtime_report
+from bench.runtime.agents import BUDGET, SUBJECTS, Subject, Timings, registry
+from workers.core.config import EngineConfig
+from workers.core.keys import DEFAULT_STREAM, EVENT_FIELD, Keys
+from workers.core.registry import Registry
+from workers.redis.embedded import PrivateServer
+
+PG_DB = "streamdesk_bench_runtime"
+PIPELINE_CHUNK = 1_000
+# Burst mode blocks up to this long on an empty read before it checks it is done: short,
+# so the end of a drain adds little to its time.
+BLOCK_MS = 10
+
+
+def parse(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m bench.runtime", description=__doc__)
+    parser.add_argument("--events", type=int, help="events per drain (5000)")
+    parser.add_argument("--rounds", type=int, help="rounds of every agent (3)")
+    parser.add_argument("--warmup", type=int, help="events per drain of the warm-up round (500)")
+    parser.add_argument(
+        "--concurrency", type=int, default=EngineConfig().concurrency, help="agents at once (16)"
+    )
+    parser.add_argument("--sqlite", action="store_true", help="SQLite even if PostgreSQL answers")
+    parser.add_argument("--quick", action="store_true", help="1,000 events, 1 round")
+    parser.add_argument("--output", type=Path, help="default docs/benchmarks.md (temp: --quick)")
+    args = parser.parse_args(argv)
+    defaults = (1_000, 1, 200) if args.quick else (5_000, 3, 500)
+    for name, default in zip(("events", "rounds", "warmup"), defaults, strict=True):
+        if getattr(args, name) is None:
+            setattr(args, name, default)
+    if args.output is None:
+        tmp = Path(tempfile.gettempdir()) / "streamdesk-benchmarks-quick.md"
+        args.output = tmp if args.quick else ROOT / "docs" / "benchmarks.md"
+    return args
+
+
+def tree_description() -> str:
+    """What this process imports: HEAD plus the working tree's changes (bench/common/source.py's
+    wording, so console.report.code_under_test shortens it the same way)."""
+
+    def git(*args: str) -> str:
+        out = subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True, check=True)
+        return out.stdout
+
+    head = git("rev-parse", "--short", "HEAD").strip()
+    status = git("status", "--porcelain", "-z", "--no-renames")
+    changed = [
+        name
+        for name in status.split("\0")
+        if name and not name[3:].startswith(("bench/", "docs/benchmarks.md"))
+    ]
+    if not changed:
+        return f"{head} (working tree, clean)"
+    names = ", ".join(f"`{name[3:]}`" for name in changed)
+    return f"{head} plus the working tree's uncommitted changes: {names}"
+
+
+def setup_django(env: dict[str, str]) -> None:
+    os.environ.update(env)
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+
+    call_command("migrate", "--no-input", verbosity=0)
+
+
+def reset(client: redis.Redis) -> None:
+    """An empty server and empty run tables: every drain starts from the same state."""
+    from workers.models import AgentRun, StepResult, TimelineStep
+
+    client.flushall()
+    for model in (TimelineStep, StepResult, AgentRun):
+        model.objects.all().delete()
+
+
+def preload(client: redis.Redis, subject: Subject, count: int) -> None:
+    """XADD ``count`` events of the subject's type (set-up, not measured)."""
+    tag = uuid.uuid4().hex[:12]
+    for start in range(0, count, PIPELINE_CHUNK):
+        with client.pipeline(transaction=False) as pipe:
+            for n in range(start, min(start + PIPELINE_CHUNK, count)):
+                envelope = {"type": subject.event_type, "source": "bench", "id": f"{tag}-{n}"}
+                pipe.xadd(DEFAULT_STREAM, {EVENT_FIELD: json.dumps({**envelope, "data": {"n": n}})})
+            pipe.execute()
+
+
+async def _run_worker(url: str, config: EngineConfig, reg: Registry, timeout_s: float) -> float:
+    from workers.engine.worker import Worker
+    from workers.store.runs import DjangoRunStore
+
+    client = aredis.Redis.from_url(url, decode_responses=True, encoding_errors="replace")
+    try:
+        worker = Worker(config, client, reg, DjangoRunStore(), budgets={BUDGET.name: BUDGET})
+        began = time.perf_counter()
+        await asyncio.wait_for(worker.run(), timeout_s)
+        return time.perf_counter() - began
+    finally:
+        await client.aclose()
+
+
+def check(client: redis.Redis, subject: Subject, events: int) -> None:
+    """Every event succeeded once, with its steps stored and its tokens taken."""
+    from workers.models import AgentRun, RunStatus, StepResult
+
+    succeeded = AgentRun.objects.filter(status=RunStatus.SUCCEEDED).count()
+    steps = StepResult.objects.count()
+    # The sync client's stubs also allow an awaitable; this one answers a string or None.
+    raw = cast(str | None, client.hget(Keys().budget(BUDGET.name), "taken"))
+    taken = int(raw or 0)
+    takes = events if "tool" in subject.key else 0
+    if (succeeded, steps, taken) != (events, events * subject.steps, takes):
+        raise BenchError(
+            f"{subject.key}: {succeeded} runs succeeded, {steps} steps stored, {taken} tokens "
+            f"taken; expected {events}, {events * subject.steps}, {takes}"
+        )
+
+
+def drain(
+    client: redis.Redis,
+    url: str,
+    reg: Registry,
+    config: EngineConfig,
+    subject: Subject,
+    events: int,
+) -> float:
+    """Events/s of one worker draining ``events`` preloaded events of ``subject``."""
+    reset(client)
+    preload(client, subject, events)
+    seconds = asyncio.run(_run_worker(url, config, reg, 120 + events / 10))
+    check(client, subject, events)
+    return events / seconds
+
+
+def engine_config(args: argparse.Namespace) -> EngineConfig:
+    # Otherwise the defaults, as deployed (timeline on, batches of 100).
+    return EngineConfig(
+        consumer="bench-runtime", burst=True, block_ms=BLOCK_MS, concurrency=args.concurrency
+    )
+
+
+def measure(
+    client: redis.Redis, url: str, args: argparse.Namespace, timings: Timings
+) -> dict[str, list[float]]:
+    """A warm-up round, then ``args.rounds`` rounds, each agent once per round; the order
+    rotates by one each round so no agent always runs first (or right after another)."""
+    reg = registry(timings)
+    config = engine_config(args)
+    for subject in SUBJECTS:
+        drain(client, url, reg, config, subject, args.warmup)
+    timings.on = True
+    rates: dict[str, list[float]] = {s.key: [] for s in SUBJECTS}
+    for n in range(args.rounds):
+        order = SUBJECTS[n % len(SUBJECTS) :] + SUBJECTS[: n % len(SUBJECTS)]
+        for subject in order:
+            rates[subject.key].append(drain(client, url, reg, config, subject, args.events))
+        shown = ", ".join(f"{s.key} {rates[s.key][-1]:,.0f}" for s in SUBJECTS)
+        print(f"  round {n + 1}/{args.rounds} (events/s): {shown}", flush=True)
+    return rates
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    args = parse(argv)
+    began = time.time()
+    tmp = Path(tempfile.mkdtemp(prefix="streamdesk-bench-runtime-"))
+    pg = None if args.sqlite else postgres_version()
+    server = PrivateServer(tmp / "valkey").start()
+    created = False
+    timings = Timings()
+    try:
+        client = redis.Redis.from_url(server.url, decode_responses=True, socket_timeout=30)
+        if pg:
+            pg_admin(f"DROP DATABASE IF EXISTS {PG_DB} WITH (FORCE)")
+            pg_admin(f"CREATE DATABASE {PG_DB}")
+            created = True
+            db_url = f"postgres://postgres@127.0.0.1:5432/{PG_DB}"
+        else:
+            db_url = f"sqlite:///{tmp / 'runtime.sqlite3'}"
+        env = {k: v for k, v in os.environ.items() if not k.startswith("STREAMDESK_")}
+        env.update(
+            DJANGO_SETTINGS_MODULE="console.settings",
+            DATABASE_URL=db_url,
+            REDIS_URL=server.url,
+            STREAMDESK_DATA_DIR=str(tmp / "data"),
+            DEBUG="0",  # as deployed: with DEBUG on, Django keeps every query in memory
+            SECRET_KEY="bench-only-not-a-secret",
+            STREAMDESK_DEMO="1",  # the example agents
+            LOG_LEVEL="WARNING",
+        )
+        # Only machine() reads this Bench: its server and description of the code.
+        bench = Bench(tmp, ROOT, tree_description(), server, client, tmp / "unused.sqlite3")
+        info = machine(bench)
+        print(f"runtime bench: {pg or 'SQLite'}, {info.valkey}, {info.cpus} CPUs", flush=True)
+        setup_django(env)
+        rates = measure(client, server.url, args, timings)
+        info = info.finish()
+        from django.db import connections
+
+        connections.close_all()
+        client.close()
+    finally:
+        server.stop()
+        if created:
+            pg_admin(f"DROP DATABASE IF EXISTS {PG_DB} WITH (FORCE)")
+        shutil.rmtree(tmp, ignore_errors=True)
+    config = engine_config(args)
+    results = runtime_report.RuntimeResults(
+        machine=info,
+        began=began,
+        ended=time.time(),
+        command=" ".join([".venv/bin/python -m bench.runtime", *argv]),
+        database=pg or "SQLite (temp file, WAL)",
+        events=args.events,
+        rounds=args.rounds,
+        concurrency=config.concurrency,
+        batch=config.batch_size,
+        block_ms=config.block_ms,
+        rates=rates,
+        timings_ms=timings.ms,
+    )
+    block = runtime_report.render(results)
+    old = args.output.read_text() if args.output.exists() else ""
+    args.output.parent.mkdir(parents=True, exist_ok=True)
+    args.output.write_text(sections.splice(old, block, runtime_report.SECTION) if old else block)
+    print(runtime_report.summary(results))
+    print(f"wrote {args.output}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,1 @@
+"""``make bench-webhooks`` (``python -m bench.webhooks``): signed webhooks into the stream."""
