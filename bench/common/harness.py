@@ -25,7 +25,7 @@ import redis
 from bench.common.source import snapshot
 from workers.redis.embedded import PrivateServer
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]  # bench/common/harness.py -> the project
 PYTHON = sys.executable
 STREAM = "streamdesk:events"  # runworker's default stream
 WORKER_GROUP = "agents"  # runworker's default group
