@@ -16,20 +16,23 @@ import argparse
 import json
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from pathlib import Path
 
 from bench.actions import report as actions_report
-from bench.common import sections
-from bench.common.harness import PYTHON, ROOT, BenchError, log_tail, open_bench, runworker_cmd
+from bench.common.harness import (
+    PRODUCTION_ENV,
+    PYTHON,
+    BenchError,
+    log_tail,
+    open_bench,
+    runworker_cmd,
+)
 from bench.common.machine import machine
+from bench.common.report import ACTIONS_SUITE
 
-DEFAULT_OUTPUT = ROOT / "docs" / "benchmarks.md"
 MEASURE_TIMEOUT_S = 900.0
-# Deployed settings: DEBUG off (settings.py then wants a SECRET_KEY; this one guards nothing).
-PRODUCTION_ENV = {"DEBUG": "0", "SECRET_KEY": "bench-only-not-a-secret"}
 
 
 def parse(argv: list[str]) -> argparse.Namespace:
@@ -62,12 +65,7 @@ def parse(argv: list[str]) -> argparse.Namespace:
     for name, default in (quick if args.quick else full).items():
         if getattr(args, name) is None:  # an explicit option wins over --quick
             setattr(args, name, default)
-    if args.output is None:
-        args.output = (
-            Path(tempfile.gettempdir()) / "streamdesk-benchmarks-quick.md"
-            if args.quick
-            else DEFAULT_OUTPUT
-        )
+    args.output = ACTIONS_SUITE.output(args.output, args.quick)
     # Two windows per job at the default rate (2,000 entries/s) must leave a bulk job's worth
     # (over 1,000 entries) for the window with the limit off.
     if args.entries < 2 * args.seconds * 2000 + 2000:
@@ -129,16 +127,12 @@ def main(argv: list[str] | None = None) -> int:
         machine=info,
         began=began,
         ended=time.time(),
-        command=" ".join([".venv/bin/python -m bench.actions", *argv]),
+        command=ACTIONS_SUITE.command(argv),
         entries=args.entries,
         result=result,
     )
-    block = actions_report.render(results)
-    old = args.output.read_text() if args.output.exists() else ""
-    args.output.parent.mkdir(parents=True, exist_ok=True)
-    args.output.write_text(sections.splice(old, block, actions_report.SECTION) if old else block)
-    print(actions_report.summary(results))
-    print(f"wrote {args.output}")
+    block, summary = actions_report.render(results), actions_report.summary(results)
+    ACTIONS_SUITE.write(args.output, block, summary)
     return 0
 
 

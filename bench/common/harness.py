@@ -32,6 +32,8 @@ WORKER_GROUP = "agents"  # runworker's default group
 RAW_GROUP = "bench-raw"
 FLOOR_GROUP = "bench-floor"
 MIGRATE_TIMEOUT_S = 120.0
+# Deployed settings: DEBUG off (settings.py then wants a SECRET_KEY; this one guards nothing).
+PRODUCTION_ENV = {"DEBUG": "0", "SECRET_KEY": "bench-only-not-a-secret"}
 
 
 class BenchError(RuntimeError):

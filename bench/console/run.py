@@ -15,23 +15,20 @@ import argparse
 import json
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 import redis
 
-from bench.common.harness import PYTHON, ROOT, Bench, BenchError, log_tail, open_bench
+from bench.common.harness import PRODUCTION_ENV, PYTHON, Bench, BenchError, log_tail, open_bench
 from bench.common.machine import machine
+from bench.common.report import CONSOLE_SUITE
 from bench.console import load as console_load
 from bench.console import report as console_report
 from bench.console import ws as console_ws
 from bench.console.load import Built, Shape
 
-DEFAULT_OUTPUT = ROOT / "docs" / "benchmarks.md"
 MEASURE_TIMEOUT_S = 900.0
-# Deployed settings: DEBUG off (settings.py then wants a SECRET_KEY; this one guards nothing).
-PRODUCTION_ENV = {"DEBUG": "0", "SECRET_KEY": "bench-only-not-a-secret"}
 QUICK = Shape("20,000 entries", 20_000, 2_000, 1_000)
 
 
@@ -61,12 +58,7 @@ def parse(argv: list[str]) -> argparse.Namespace:
     for name, default in (quick if args.quick else full).items():
         if getattr(args, name) is None:  # an explicit option wins over --quick
             setattr(args, name, default)
-    if args.output is None:
-        args.output = (
-            Path(tempfile.gettempdir()) / "streamdesk-benchmarks-quick.md"
-            if args.quick
-            else DEFAULT_OUTPUT
-        )
+    args.output = CONSOLE_SUITE.output(args.output, args.quick)
     if min(args.repeats, args.clients) < 1 or args.warmup < 0 or args.seconds < 2:
         parser.error("--repeats and --clients at least 1, --warmup at least 0, --seconds >= 2")
     return args
@@ -163,7 +155,7 @@ def main(argv: list[str] | None = None) -> int:
         machine=info,
         began=began,
         ended=time.time(),
-        command=" ".join([".venv/bin/python -m bench.console", *argv]),
+        command=CONSOLE_SUITE.command(argv),
         repeats=args.repeats,
         warmup=args.warmup,
         built=built,
@@ -175,12 +167,9 @@ def main(argv: list[str] | None = None) -> int:
         fan=fan,
         alone=alone,
     )
-    block = console_report.render(results)
-    old = args.output.read_text() if args.output.exists() else ""
-    args.output.parent.mkdir(parents=True, exist_ok=True)
-    args.output.write_text(console_report.splice(old, block) if old else block)
-    print(console_report.summary(results))
-    print(f"wrote {args.output}")
+    CONSOLE_SUITE.write(
+        args.output, console_report.render(results), console_report.summary(results)
+    )
     return 0
 
 

@@ -11,23 +11,15 @@ from __future__ import annotations
 
 import argparse
 import sys
-import tempfile
 import time
 from pathlib import Path
 
-from bench.actions import report as actions_report
-from bench.common import sections
-from bench.common.harness import ROOT, open_bench
+from bench.common.harness import PRODUCTION_ENV, open_bench
 from bench.common.machine import machine
-from bench.console import report as console_report
+from bench.common.report import ENGINE
 from bench.engine import latency, throughput
 from bench.engine.report import Params, Results, render, summary
 from bench.engine.subjects import Naive, Raw, Runworker, all_subjects
-from bench.outbox import report as outbox_report
-
-DEFAULT_OUTPUT = ROOT / "docs" / "benchmarks.md"
-# settings.py refuses DEBUG off without a SECRET_KEY; this one guards nothing.
-PRODUCTION_ENV = {"DEBUG": "0", "SECRET_KEY": "bench-only-not-a-secret"}
 
 
 def parse(argv: list[str]) -> argparse.Namespace:
@@ -85,12 +77,7 @@ def parse(argv: list[str]) -> argparse.Namespace:
     args = parser.parse_args(argv)
     if args.quick:
         args.events, args.repeats, args.seconds, args.memory_events = 2_000, 1, 3.0, 5_000
-    if args.output is None:
-        args.output = (
-            Path(tempfile.gettempdir()) / "streamdesk-benchmarks-quick.md"
-            if args.quick
-            else DEFAULT_OUTPUT
-        )
+    args.output = ENGINE.output(args.output, args.quick)
     for name in ("events", "repeats", "memory_events"):
         if getattr(args, name) < 1:
             parser.error(f"--{name.replace('_', '-')} must be at least 1")
@@ -110,7 +97,7 @@ def main(argv: list[str] | None = None) -> int:
         seconds=args.seconds,
         warmup_s=1.0,
         memory_events=args.memory_events,
-        command=" ".join([".venv/bin/python -m bench.engine", *argv]),
+        command=ENGINE.command(argv),
     )
     began = time.time()
     with open_bench(keep=args.keep, ref=args.ref) as bench:
@@ -144,20 +131,7 @@ def main(argv: list[str] | None = None) -> int:
         ]
         info = info.finish()
     results = Results(info, params, began, time.time(), rates, pickups, light, memory)
-    args.output.parent.mkdir(parents=True, exist_ok=True)
-    report = render(results)
-    if args.output.exists():  # keep what the other bench writers wrote
-        kept = (
-            console_report.SECTION,
-            actions_report.SECTION,
-            outbox_report.SECTION,
-            sections.WEBHOOKS,
-            sections.RUNTIME,
-        )
-        report = sections.carry_over(args.output.read_text(), report, kept)
-    args.output.write_text(report)
-    print(summary(results))
-    print(f"wrote {args.output}")
+    ENGINE.write(args.output, render(results), summary(results))  # keeps the other blocks
     return 0
 
 

@@ -30,8 +30,8 @@ from typing import Any
 import psycopg
 import redis
 
-from bench.common import sections
 from bench.common.harness import PYTHON, ROOT, BenchError, log_tail, wait_until
+from bench.common.report import OUTBOX_SUITE
 from bench.outbox import report as outbox_report
 from workers.redis.embedded import PrivateServer
 
@@ -57,9 +57,7 @@ def parse(argv: list[str]) -> argparse.Namespace:
     for name, default in zip(("rows", "repeats", "seconds"), defaults, strict=True):
         if getattr(args, name) is None:
             setattr(args, name, default)
-    if args.output is None:
-        tmp = Path(tempfile.gettempdir()) / "streamdesk-benchmarks-quick.md"
-        args.output = tmp if args.quick else ROOT / "docs" / "benchmarks.md"
+    args.output = OUTBOX_SUITE.output(args.output, args.quick)
     return args
 
 
@@ -232,7 +230,7 @@ def main(argv: list[str] | None = None) -> int:
     results = outbox_report.OutboxResults(
         began=began,
         ended=time.time(),
-        command=" ".join([".venv/bin/python -m bench.outbox", *argv]),
+        command=OUTBOX_SUITE.command(argv),
         database=pg or "SQLite (temp file, WAL)",
         waits=(
             "LISTEN/NOTIFY"
@@ -256,12 +254,7 @@ def main(argv: list[str] | None = None) -> int:
         p99=percentile(lags, 0.99),
         max=lags[-1],
     )
-    block = outbox_report.render(results)
-    old = args.output.read_text() if args.output.exists() else ""
-    args.output.parent.mkdir(parents=True, exist_ok=True)
-    args.output.write_text(sections.splice(old, block, outbox_report.SECTION) if old else block)
-    print(outbox_report.summary(results))
-    print(f"wrote {args.output}")
+    OUTBOX_SUITE.write(args.output, outbox_report.render(results), outbox_report.summary(results))
     return 0
 
 

@@ -29,9 +29,9 @@ from typing import cast
 import redis
 import redis.asyncio as aredis
 
-from bench.common import sections
 from bench.common.harness import ROOT, Bench, BenchError
 from bench.common.machine import machine
+from bench.common.report import RUNTIME_SUITE
 from bench.outbox.run import pg_admin, postgres_version
 from bench.runtime import report as runtime_report
 from bench.runtime.agents import BUDGET, SUBJECTS, Subject, Timings, registry
@@ -63,9 +63,7 @@ def parse(argv: list[str]) -> argparse.Namespace:
     for name, default in zip(("events", "rounds", "warmup"), defaults, strict=True):
         if getattr(args, name) is None:
             setattr(args, name, default)
-    if args.output is None:
-        tmp = Path(tempfile.gettempdir()) / "streamdesk-benchmarks-quick.md"
-        args.output = tmp if args.quick else ROOT / "docs" / "benchmarks.md"
+    args.output = RUNTIME_SUITE.output(args.output, args.quick)
     return args
 
 
@@ -244,7 +242,7 @@ def main(argv: list[str] | None = None) -> int:
         machine=info,
         began=began,
         ended=time.time(),
-        command=" ".join([".venv/bin/python -m bench.runtime", *argv]),
+        command=RUNTIME_SUITE.command(argv),
         database=pg or "SQLite (temp file, WAL)",
         events=args.events,
         rounds=args.rounds,
@@ -254,12 +252,8 @@ def main(argv: list[str] | None = None) -> int:
         rates=rates,
         timings_ms=timings.ms,
     )
-    block = runtime_report.render(results)
-    old = args.output.read_text() if args.output.exists() else ""
-    args.output.parent.mkdir(parents=True, exist_ok=True)
-    args.output.write_text(sections.splice(old, block, runtime_report.SECTION) if old else block)
-    print(runtime_report.summary(results))
-    print(f"wrote {args.output}")
+    block, summary = runtime_report.render(results), runtime_report.summary(results)
+    RUNTIME_SUITE.write(args.output, block, summary)
     return 0
 
 

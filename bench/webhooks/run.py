@@ -22,11 +22,19 @@ import threading
 import time
 from dataclasses import dataclass, field
 
-from bench.common.harness import PYTHON, STREAM, BenchError, log_tail, open_bench, spawn, wait_until
+from bench.common.harness import (
+    PRODUCTION_ENV,
+    PYTHON,
+    STREAM,
+    BenchError,
+    log_tail,
+    open_bench,
+    spawn,
+    wait_until,
+)
 from workers.redis.embedded import free_port
 
 SECRET = "bench-webhook-secret"
-PRODUCTION_ENV = {"DEBUG": "0", "SECRET_KEY": "bench-only-not-a-secret", "ALLOWED_HOSTS": "*"}
 
 
 @dataclass
@@ -73,7 +81,7 @@ def run(clients: int, seconds: float, baseline: bool, ref: str | None = None) ->
     with open_bench(ref=ref) as bench:
         hooks = bench.tmp / "webhooks.json"
         hooks.write_text(json.dumps({"bench": {"scheme": "hmac", "secret": SECRET}}))
-        env = bench.env(bench.fresh_db("webhooks")) | PRODUCTION_ENV
+        env = bench.env(bench.fresh_db("webhooks")) | PRODUCTION_ENV | {"ALLOWED_HOSTS": "*"}
         env["STREAMDESK_WEBHOOKS_FILE"] = str(hooks)
         env["STREAMDESK_JOB_RUNNER"] = "0"
         port = free_port()
