@@ -32,6 +32,7 @@ from workers.models import BulkJob, Door  # noqa: E402
 from workers.operations import jobs  # noqa: E402
 from workers.operations.actions import DeadFilter  # noqa: E402
 from workers.operations.batches import Work  # noqa: E402
+from workers.redis.consumers import Target  # noqa: E402
 from workers.store.audit import Actor  # noqa: E402
 
 ACTOR = Actor("bench", Door.CLI)
@@ -107,7 +108,10 @@ def queue(client: redis.Redis, action: str) -> int:
     if action == REDRIVE:
         out = operations.redrive(ACTOR, STREAM, filter=DeadFilter(), client=client, keys=KEYS)
     else:
-        out = operations.claim_all(ACTOR, STREAM, GROUP, GONE, RESCUER, client=client, keys=KEYS)
+        # No worker runs here: the rescuer is a name, as with the CLI's claim --create.
+        out = operations.claim_all(
+            ACTOR, STREAM, GROUP, GONE, RESCUER, target=Target.ANY, client=client, keys=KEYS
+        )
     if out.job_id is None:
         raise RuntimeError(f"{action} did not queue a bulk job: {out}")
     return out.job_id

@@ -81,7 +81,7 @@ def test_operator_retries_a_dead_letter_in_one_click_and_sees_it_processed(
 
     page.get_by_role("checkbox", name=f"Select {stuck}").check()
     # Kept with the test's files, for a failure to be looked at (the docs' pictures come from
-    # bench/screenshots.py).
+    # bench.screenshots).
     page.screenshot(path=str(tmp_path / "dead-letter-retry.png"))
     page.get_by_role("button", name="Retry", exact=True).click()
 
