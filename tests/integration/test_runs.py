@@ -129,3 +129,15 @@ def test_many_rows_in_one_batch() -> None:
     runs = [run(f"h{i}", f"a/{i}-0#1") for i in range(1200)]  # more than one chunk
     assert len(store.commit([ok(r, i) for i, r in enumerate(runs)])) == 1200
     assert AgentRun.objects.filter(status=RunStatus.SUCCEEDED).count() == 1200
+
+
+def test_a_batch_holding_one_hash_twice_commits_it_once() -> None:
+    """One statement may not update a row twice (PostgreSQL refuses it): such a batch is
+    written row by row, the first commit wins and the second is refused like a duplicate."""
+    store = DjangoRunStore()
+    first, twin, other = run("h", "a/1-0#1"), run("h", "a/2-0#1"), run("g", "a/3-0#1")
+    committed = store.commit([ok(first, 1), ok(twin, 2), ok(other, 3)])
+    assert committed == {"a/1-0#1", "a/3-0#1"}
+    assert AgentRun.objects.count() == 2
+    row = AgentRun.objects.get(event_hash="h")
+    assert (row.status, row.result, row.lease) == (RunStatus.SUCCEEDED, 1, "a/1-0#1")

@@ -186,6 +186,65 @@ def test_a_serialization_failure_is_retried_not_dead_lettered(
     assert r.xlen(DEAD) == 0 and pending(r) == 0
 
 
+@pytest.mark.skipif("connection.vendor != 'postgresql'")
+def test_one_refused_row_in_a_postgresql_batch_statement_dead_letters_only_it(
+    r: redis.Redis, redis_url: str, config: EngineConfig
+) -> None:
+    """PostgreSQL writes a batch's rows in one statement: a row it refuses (jsonb has no
+    NUL) fails the whole statement, the batch is halved until that row is alone, and every
+    other event of the batch commits once."""
+    ids = [f"e{i}" for i in range(40)]
+    results: dict[str, Any] = {i: {"n": i} for i in ids}
+    results["e17"] = {"s": "x\x00y"}
+    publish(r, ids)
+    run_burst(redis_url, replace(config, batch_size=50), returning(results), timeout_s=30)
+
+    rows = {row.event_id: row for row in AgentRun.objects.all()}
+    assert len(rows) == 40 and pending(r) == 0
+    assert rows.pop("e17").status == RunStatus.DEAD
+    assert dead_letters(r)["e17"]["reason"] == "unstorable"
+    assert {row.status for row in rows.values()} == {RunStatus.SUCCEEDED}
+    assert {row.attempts for row in rows.values()} == {1}
+    assert TimelineStep.objects.filter(kind="committed").count() == 0  # happy path: no rows
+
+
+@pytest.mark.skipif("connection.vendor != 'postgresql'")
+def test_a_connection_lost_in_the_middle_of_a_batch_is_reconnected_and_retried(
+    r: redis.Redis, redis_url: str, config: EngineConfig
+) -> None:
+    """The server ends the worker's connection while its batch statement runs (a trigger
+    terminates its own backend, once): the batch is written again on a new connection,
+    each event succeeds once, nothing is dead-lettered."""
+    table = AgentRun._meta.db_table
+    with connection.cursor() as cursor:
+        cursor.execute("CREATE SEQUENCE sd_kills")
+        cursor.execute(
+            "CREATE FUNCTION sd_kill_once() RETURNS trigger AS $$ BEGIN "
+            "IF nextval('sd_kills') = 1 THEN PERFORM pg_terminate_backend(pg_backend_pid()); "
+            "END IF; RETURN NEW; END $$ LANGUAGE plpgsql"
+        )
+        cursor.execute(
+            f"CREATE TRIGGER sd_kill_once BEFORE INSERT ON {table} "
+            "FOR EACH ROW EXECUTE FUNCTION sd_kill_once()"
+        )
+    ids = [f"k{i}" for i in range(30)]
+    publish(r, ids)
+    try:
+        run_burst(redis_url, config, returning({i: i for i in ids}), timeout_s=60)
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute(f"DROP TRIGGER sd_kill_once ON {table}")
+            cursor.execute("DROP FUNCTION sd_kill_once()")
+            cursor.execute("SELECT last_value FROM sd_kills")
+            kills = cursor.fetchone()
+            cursor.execute("DROP SEQUENCE sd_kills")
+    assert kills is not None and kills[0] >= 1  # the connection was really lost
+    rows = AgentRun.objects.all()
+    assert rows.count() == 30
+    assert {(row.status, row.attempts) for row in rows} == {(RunStatus.SUCCEEDED, 1)}
+    assert r.xlen(DEAD) == 0 and pending(r) == 0
+
+
 # Any code point, surrogates included, and NUL often.
 TEXTS = st.text(st.characters(exclude_categories=()) | st.sampled_from(["\x00", "\ud800"]))
 JSON_VALUES = st.recursive(

@@ -35,7 +35,17 @@ from workers.core.steps import StepRecord
 from workers.core.storable import storable_text
 from workers.models import AgentRun, RunStatus
 from workers.store import durable_steps, timeline_rows
-from workers.store.sql import CHUNK_ROWS, Adapters, adapters, placeholders, raw_cursor
+from workers.store.sql import (
+    CHUNK_ROWS,
+    Adapters,
+    adapters,
+    as_columns,
+    binding_cursor,
+    is_postgresql,
+    placeholders,
+    raw_cursor,
+    unnest_rows,
+)
 
 TABLE = AgentRun._meta.db_table
 COLUMNS = (
@@ -52,12 +62,14 @@ SUCCEEDED = RunStatus.SUCCEEDED.value
 TRANSIENT_ERRORS = (OperationalError, InterfaceError, InternalError, ProgrammingError)
 
 
-def upsert_sql(fenced: bool) -> str:
-    """One row's INSERT ... ON CONFLICT DO UPDATE that never overwrites a success.
+def upsert_sql(fenced: bool, batch: bool = False) -> str:
+    """One row's INSERT ... ON CONFLICT DO UPDATE that never overwrites a success; with
+    ``batch`` (PostgreSQL only), every row of a batch in one statement, from arrays.
 
     ``fenced``: the update also needs the row's fence to be empty or this row's lease.
     """
     row = f"({', '.join(['%s'] * len(COLUMNS))})"
+    rows = unnest_rows(TABLE, COLUMNS) if batch else f"VALUES {row}"
     bigger = "GREATEST" if connection.vendor == "postgresql" else "MAX"
     sets = [
         f"{c} = {bigger}({TABLE}.{c}, excluded.{c})" if c in USAGE else f"{c} = excluded.{c}"
@@ -67,7 +79,7 @@ def upsert_sql(fenced: bool) -> str:
     if fenced:
         guard += f" AND ({TABLE}.fence = '' OR {TABLE}.fence = excluded.lease)"
     return (
-        f"INSERT INTO {TABLE} ({', '.join(COLUMNS)}) VALUES {row} "
+        f"INSERT INTO {TABLE} ({', '.join(COLUMNS)}) {rows} "
         f"ON CONFLICT (event_hash) DO UPDATE SET "
         f"{', '.join(sets)} WHERE {guard}"
     )
@@ -78,6 +90,14 @@ def succeeded(hashes: list[str]) -> list[tuple[str, str]]:
     here, not in SQL: given ``status = ...`` SQLite prefers the status index and scans every
     succeeded row instead of looking the hashes up in the unique index."""
     found: list[tuple[str, str, str]] = []
+    if is_postgresql():  # one statement, the same text for any number of hashes
+        cursor = binding_cursor()
+        try:
+            cursor.execute(ANY_SQL, [hashes])
+            found = cursor.fetchall()
+        finally:
+            cursor.close()
+        return [(h, lease) for h, lease, status in found if status == SUCCEEDED]
     cursor = raw_cursor()
     try:
         for i in range(0, len(hashes), CHUNK_ROWS):
@@ -92,6 +112,9 @@ def succeeded(hashes: list[str]) -> list[tuple[str, str]]:
 def _select_sql(n: int) -> str:
     marks = ", ".join(["%s"] * n)
     return f"SELECT event_hash, lease, status FROM {TABLE} WHERE event_hash IN ({marks})"
+
+
+ANY_SQL = f"SELECT event_hash, lease, status FROM {TABLE} WHERE event_hash = ANY(%b)"
 
 
 class SqliteQuickLookup:
@@ -221,11 +244,19 @@ class DjangoRunStore:
 
     @staticmethod
     def _upsert(rows: list[list[Any]], fenced: bool) -> int:
-        """Rows changed. ``executemany`` of the one-row statement on both databases: SQLite
-        compiles it once and steps it per row (a multi-row statement had to be built and
-        compiled anew for every batch size); psycopg pipelines it."""
+        """Rows changed. On PostgreSQL one statement for the batch, its rows in event-hash
+        order (two workers' batches lock shared rows in the same order); on SQLite, and for
+        a batch holding one hash twice (one statement may not update a row twice),
+        ``executemany`` of the one-row statement: SQLite compiles it once and steps it."""
         if not rows:
             return 0
+        if is_postgresql() and len({r[0] for r in rows}) == len(rows):
+            cursor = binding_cursor()
+            try:
+                cursor.execute(upsert_sql(fenced, batch=True), as_columns(sorted(rows)))
+                return int(cursor.rowcount)
+            finally:
+                cursor.close()
         cursor = raw_cursor()
         try:
             cursor.executemany(placeholders(upsert_sql(fenced)), rows)

@@ -6,6 +6,7 @@ between SQLite and PostgreSQL, values passed through Django's own adapters.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -25,6 +26,52 @@ def raw_cursor() -> Any:
     text of these long statements in its query log (megabytes) and render every parameter."""
     connection.ensure_connection()
     return connection.connection.cursor()
+
+
+def is_postgresql() -> bool:
+    return connection.vendor == "postgresql"
+
+
+def binding_cursor() -> Any:
+    """On PostgreSQL, a psycopg cursor that binds parameters on the server (Django's own are
+    client-side: every value spelled into the statement's text in Python), so an array of a
+    batch's values travels in psycopg's binary format. Nothing is prepared by name, so a
+    transaction-pooling PgBouncer in front of the database is no trouble."""
+    import psycopg
+
+    connection.ensure_connection()
+    return psycopg.Cursor(connection.connection)
+
+
+@functools.cache
+def column_types(table: str) -> dict[str, str]:
+    """PostgreSQL's type name of each column (``varchar``, ``int4``, ``jsonb``...): the
+    element type of the array each column's values are sent as."""
+    cursor = raw_cursor()
+    try:
+        cursor.execute(
+            "SELECT column_name, udt_name FROM information_schema.columns "
+            "WHERE table_schema = current_schema() AND table_name = %s",
+            [table],
+        )
+        return dict(cursor.fetchall())
+    finally:
+        cursor.close()
+
+
+def unnest_rows(table: str, columns: Sequence[str]) -> str:
+    """``SELECT`` of a batch's rows from one array per column: one statement, one set of
+    parameters and one plan for any number of rows (PostgreSQL only)."""
+    types = column_types(table)
+    # %b: each array in psycopg's binary format, four times cheaper to build than the text
+    # one (measured: 1.8 against 7.0 ms for 200 rows of AgentRun, round trip included).
+    arrays = ", ".join(f"%b::{types[c]}[]" for c in columns)
+    return f"SELECT * FROM unnest({arrays})"
+
+
+def as_columns(rows: list[list[Any]]) -> list[list[Any]]:
+    """Rows turned into one list per column, as ``unnest_rows`` takes them."""
+    return [list(column) for column in zip(*rows, strict=True)]
 
 
 def placeholders(sql: str) -> str:
@@ -77,17 +124,22 @@ def _time_adapter() -> Callable[[datetime | None], Any]:
 
 
 def insert_rows(table: str, columns: Sequence[str], rows: list[list[Any]]) -> None:
-    """Plain multi-row INSERT: SQLite takes one long statement fastest; psycopg parses a
-    long statement in Python on every call but pipelines ``executemany`` of a short one."""
+    """Plain multi-row INSERT: SQLite takes one long statement fastest, PostgreSQL one
+    ``INSERT ... SELECT`` of arrays (``unnest_rows``)."""
     if not rows:
         return
+    head = f"INSERT INTO {table} ({', '.join(columns)}) "
+    if is_postgresql():
+        cursor = binding_cursor()
+        try:
+            cursor.execute(head + unnest_rows(table, columns), as_columns(rows))
+        finally:
+            cursor.close()
+        return
     row = f"({', '.join(['%s'] * len(columns))})"
-    head = f"INSERT INTO {table} ({', '.join(columns)}) VALUES "
+    head += "VALUES "
     cursor = raw_cursor()
     try:
-        if connection.vendor == "postgresql":
-            cursor.executemany(head + row, rows)
-            return
         for i in range(0, len(rows), CHUNK_ROWS):
             chunk = rows[i : i + CHUNK_ROWS]
             sql = placeholders(head + ", ".join([row] * len(chunk)))
