@@ -20,6 +20,9 @@ from workers.redis.embedded import free_port
 
 pytestmark = pytest.mark.e2e
 
+# runworker --processes names its children on start (workers/engine/processes.py).
+SUPERVISING = r"supervising \d+ worker processes \(pids ([\d, ]+)\)"
+
 
 class Up:
     def __init__(self, env: dict[str, str], log: Path, port: int, workers: int = 2) -> None:
@@ -39,8 +42,13 @@ class Up:
         return self.log.read_text(errors="replace")
 
     def pids(self) -> dict[str, int]:
-        """The children's pids: the banner's, then each restart's."""
+        """The children's pids: the banner's, runworker's workers (worker-1, worker-2...),
+        then each restart's."""
         found = {m[0]: int(m[1]) for m in re.findall(r"^  (\S+)\s+pid (\d+)$", self.output(), re.M)}
+        supervised = re.search(SUPERVISING, self.output())
+        if supervised:
+            pids = supervised.group(1).split(", ")
+            found.update({f"worker-{i}": int(pid) for i, pid in enumerate(pids, start=1)})
         for name, pid in re.findall(r"^(\S+) restarted: pid (\d+)", self.output(), re.M):
             found[name] = int(pid)
         return found

@@ -102,7 +102,12 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser: ArgumentParser) -> None:
-        parser.add_argument("--workers", type=int, default=2, help="runworker processes")
+        parser.add_argument(
+            "--workers",
+            type=int,
+            default=2,
+            help="worker processes, run as one runworker --processes N (default 2; 0: none)",
+        )
         parser.add_argument("--rate", type=float, default=2.0, help="demo events per second")
         parser.add_argument(
             "--no-demo",
@@ -148,11 +153,12 @@ class Command(BaseCommand):
 
     def _children(self, options: dict[str, Any]) -> list[Child]:
         manage = [sys.executable, "manage.py"]
-        # The first worker also relays the outbox (the demo's tickets go through it).
-        children = [
-            Child(f"worker-{i + 1}", [*manage, "runworker", *(["--relay"] if i == 0 else [])])
-            for i in range(options["workers"])
-        ]
+        children = []
+        if options["workers"]:
+            # runworker --processes supervises its own children (worker-1, worker-2...); the
+            # first also relays the outbox (the demo's tickets go through it).
+            processes = ["--processes", str(options["workers"]), "--relay"]
+            children.append(Child("workers", [*manage, "runworker", *processes]))
         if not options["no_console"]:
             daphne = [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(options["port"])]
             # Daphne's access log is a line per request (every page, fragment and asset): off
