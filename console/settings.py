@@ -115,8 +115,9 @@ DATABASES = {
     )
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
-    # Server-side binding: psycopg pipelines executemany() instead of quoting every
-    # parameter into the SQL text in Python (the worker's batch writes depend on it).
+    # Server-side binding: parameters travel apart from the SQL text, so the worker sends a
+    # batch as one array per column in psycopg's binary format (workers/store/sql.py)
+    # instead of quoting every value into the text in Python.
     DATABASES["default"].setdefault("OPTIONS", {})["server_side_binding"] = True
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     DATABASES["default"]["CONN_MAX_AGE"] = 0

@@ -40,7 +40,6 @@ from workers.store.sql import (
     Adapters,
     adapters,
     as_columns,
-    binding_cursor,
     is_postgresql,
     placeholders,
     raw_cursor,
@@ -91,7 +90,7 @@ def succeeded(hashes: list[str]) -> list[tuple[str, str]]:
     succeeded row instead of looking the hashes up in the unique index."""
     found: list[tuple[str, str, str]] = []
     if is_postgresql():  # one statement, the same text for any number of hashes
-        cursor = binding_cursor()
+        cursor = raw_cursor()
         try:
             cursor.execute(ANY_SQL, [hashes])
             found = cursor.fetchall()
@@ -251,7 +250,7 @@ class DjangoRunStore:
         if not rows:
             return 0
         if is_postgresql() and len({r[0] for r in rows}) == len(rows):
-            cursor = binding_cursor()
+            cursor = raw_cursor()
             try:
                 cursor.execute(upsert_sql(fenced, batch=True), as_columns(sorted(rows)))
                 return int(cursor.rowcount)

@@ -32,17 +32,6 @@ def is_postgresql() -> bool:
     return connection.vendor == "postgresql"
 
 
-def binding_cursor() -> Any:
-    """On PostgreSQL, a psycopg cursor that binds parameters on the server (Django's own are
-    client-side: every value spelled into the statement's text in Python), so an array of a
-    batch's values travels in psycopg's binary format. Nothing is prepared by name, so a
-    transaction-pooling PgBouncer in front of the database is no trouble."""
-    import psycopg
-
-    connection.ensure_connection()
-    return psycopg.Cursor(connection.connection)
-
-
 @functools.cache
 def column_types(table: str) -> dict[str, str]:
     """PostgreSQL's type name of each column (``varchar``, ``int4``, ``jsonb``...): the
@@ -130,7 +119,7 @@ def insert_rows(table: str, columns: Sequence[str], rows: list[list[Any]]) -> No
         return
     head = f"INSERT INTO {table} ({', '.join(columns)}) "
     if is_postgresql():
-        cursor = binding_cursor()
+        cursor = raw_cursor()
         try:
             cursor.execute(head + unnest_rows(table, columns), as_columns(rows))
         finally:
