@@ -1,12 +1,16 @@
-"""The benchmark's private world: a Valkey server, SQLite files, and worker subprocesses.
+"""The benchmark's private world: a Valkey server, databases, and worker subprocesses.
 
-Nothing here touches the project's ``.streamdesk/`` folder: the server, the databases
-and every log live in one temporary directory, and traffic goes only to 127.0.0.1.
+Nothing here touches the project's ``.streamdesk/`` folder: the server, the SQLite files
+and every log live in one temporary directory, and traffic goes only to 127.0.0.1. A
+PostgreSQL server is used when asked for and reachable (``BENCH_POSTGRES_URL``, by default
+the local one): the bench creates its own databases there and drops every one at the end.
 """
 
 from __future__ import annotations
 
 import contextlib
+import itertools
+import json
 import os
 import shutil
 import signal
@@ -16,9 +20,10 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, cast
+from urllib.parse import urlsplit
 
 import redis
 
@@ -32,6 +37,12 @@ WORKER_GROUP = "agents"  # runworker's default group
 RAW_GROUP = "bench-raw"
 FLOOR_GROUP = "bench-floor"
 MIGRATE_TIMEOUT_S = 120.0
+# The server a PostgreSQL run creates its databases on (its maintenance database's URL).
+POSTGRES_URL_ENV = "BENCH_POSTGRES_URL"
+DEFAULT_POSTGRES_URL = "postgres://postgres@127.0.0.1:5432/postgres"
+POSTGRES_CONNECT_TIMEOUT_S = 3
+SQLITE, POSTGRES = "sqlite", "postgres"  # a Bench's database kinds
+KIND_NAMES = {SQLITE: "SQLite", POSTGRES: "PostgreSQL"}
 # Deployed settings: DEBUG off (settings.py then wants a SECRET_KEY; this one guards nothing).
 PRODUCTION_ENV = {"DEBUG": "0", "SECRET_KEY": "bench-only-not-a-secret"}
 
@@ -40,8 +51,10 @@ class BenchError(RuntimeError):
     """A run that went wrong: the benchmark stops rather than report a bad number."""
 
 
-def runworker_cmd(burst: bool) -> list[str]:
+def runworker_cmd(burst: bool, processes: int = 1) -> list[str]:
     cmd = [PYTHON, "manage.py", "runworker", "--concurrency", "64", "--batch-size", "200"]
+    if processes > 1:
+        cmd += ["--processes", str(processes)]
     return [*cmd, "--burst"] if burst else cmd
 
 
@@ -59,6 +72,116 @@ def display(cmd: list[str]) -> str:
     return " ".join(shown)
 
 
+@dataclass(frozen=True, slots=True)
+class Database:
+    """One run's database: a SQLite file (``path``) or a PostgreSQL database the bench made."""
+
+    url: str  # DATABASE_URL, as the worker's settings read it
+    path: Path | None = None
+
+    @property
+    def kind(self) -> str:
+        return SQLITE if self.path is not None else POSTGRES
+
+    @property
+    def name(self) -> str:
+        return urlsplit(self.url).path.lstrip("/")
+
+    @contextlib.contextmanager
+    def connect(self) -> Iterator[Any]:
+        """A DB-API connection from this process (progress and results), closed after."""
+        if self.path is not None:
+            with contextlib.closing(sqlite3.connect(self.path, timeout=30)) as conn:
+                yield conn
+        else:
+            import psycopg
+
+            with psycopg.connect(self.url, autocommit=True) as pg:
+                yield pg
+
+
+def postgres_url() -> str:
+    return os.environ.get(POSTGRES_URL_ENV) or DEFAULT_POSTGRES_URL
+
+
+def postgres_unreachable(url: str) -> str | None:
+    """Why the PostgreSQL server at ``url`` cannot be used (None: it can)."""
+    try:
+        import psycopg
+    except ImportError:
+        return "psycopg is not installed"
+    try:
+        with psycopg.connect(url, connect_timeout=POSTGRES_CONNECT_TIMEOUT_S) as conn:
+            conn.execute("SELECT 1")
+    except psycopg.Error as exc:
+        return f"{urlsplit(url).netloc or url} not reachable ({str(exc).strip().splitlines()[0]})"
+    return None
+
+
+class PostgresServer:
+    """The bench's databases on a PostgreSQL server: a migrated template (made once) and a
+    copy of it per run (``CREATE DATABASE ... TEMPLATE``, fast). ``drop_all`` drops every
+    database this object created, whatever happened in between."""
+
+    def __init__(self, url: str) -> None:
+        import psycopg
+
+        self.url = url
+        self.prefix = f"streamdesk_bench_{os.getpid()}_{os.urandom(3).hex()}"
+        self.created: list[str] = []
+        self.template = ""
+        self.conn = psycopg.connect(url, autocommit=True)  # CREATE DATABASE needs autocommit
+        row = self.conn.execute("SHOW server_version").fetchone()
+        self.version = f"PostgreSQL {row[0].split()[0] if row else 'unknown'}"
+        self.settings = self._settings("synchronous_commit", "fsync", "shared_buffers")
+
+    def _settings(self, *names: str) -> str:
+        shown = []
+        for name in names:
+            row = self.conn.execute(f"SHOW {name}").fetchone()
+            shown.append(f"{name}={row[0] if row else '?'}")
+        return ", ".join(shown)
+
+    def url_of(self, name: str) -> str:
+        return urlsplit(self.url)._replace(path=f"/{name}").geturl()
+
+    def create(self, name: str, template: str | None = None) -> Database:
+        from psycopg import sql
+
+        full = f"{self.prefix}_{name}"
+        statement = sql.SQL("CREATE DATABASE {}").format(sql.Identifier(full))
+        if template:
+            statement += sql.SQL(" TEMPLATE {}").format(sql.Identifier(template))
+        self.created.append(full)  # before: a half-made database is dropped too
+        self.conn.execute(statement)
+        return Database(self.url_of(full))
+
+    def backends(self, database: Database) -> list[int]:
+        """The server processes of ``database``'s connections (pg_stat_activity)."""
+        rows = self.conn.execute(
+            "SELECT pid FROM pg_stat_activity WHERE datname = %s AND pid <> pg_backend_pid()",
+            [database.name],
+        ).fetchall()
+        return [int(r[0]) for r in rows]
+
+    def drop_all(self) -> list[str]:
+        """Drop every database made here (closing their connections); the ones that failed."""
+        import psycopg
+        from psycopg import sql
+
+        failed = []
+        for name in reversed(self.created):
+            try:
+                self.conn.execute(
+                    sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
+                )
+            except psycopg.Error:  # go on and drop the others; the caller reports these
+                failed.append(name)
+        self.created = failed
+        self.conn.close()
+        return failed
+
+
 @dataclass
 class Bench:
     tmp: Path
@@ -67,11 +190,28 @@ class Bench:
     server: PrivateServer
     redis: redis.Redis
     template_db: Path
+    postgres: PostgresServer | None = None  # with its migrated template, when in use
+    postgres_skipped: str = ""  # why not, when it was asked for
+    kind: str = SQLITE  # the database kind of ``database()``: see ``on``
+    valkey_pid: int = 0  # the server's process, for its CPU time
     _runs: int = 0
+    # Shared by the copies ``on`` makes, so every run's files get their own number.
+    _numbers: Iterator[int] = field(default_factory=lambda: itertools.count(1))
 
     @property
     def url(self) -> str:
         return self.server.url
+
+    @property
+    def kinds(self) -> list[str]:
+        """The database kinds this run measures: SQLite, and PostgreSQL when in use."""
+        return [SQLITE, POSTGRES] if self.postgres is not None else [SQLITE]
+
+    def on(self, kind: str) -> Bench:
+        """This world, with ``database()`` giving ``kind``'s databases."""
+        if kind == POSTGRES and self.postgres is None:
+            raise BenchError("PostgreSQL is not in use in this run")
+        return replace(self, kind=kind)
 
     def reset_redis(self) -> None:
         """Each run starts from an empty server: no stream, no gate keys, no groups."""
@@ -79,22 +219,32 @@ class Bench:
 
     def next_run(self) -> None:
         """Number the next run: its files in the temp dir share that number."""
-        self._runs += 1
+        self._runs = next(self._numbers)
 
     def fresh_db(self, name: str) -> Path:
-        """A migrated, empty database for one run (a copy, so migrations run once)."""
+        """A migrated, empty SQLite database for one run (a copy, so migrations run once)."""
         self.next_run()
-        path = self.tmp / f"{self._runs:02d}-{name}.sqlite3"
+        path = self.log_path(name).with_suffix(".sqlite3")
         with sqlite3.connect(self.template_db) as src, sqlite3.connect(path) as dst:
             src.backup(dst)  # safe even if the template still has a WAL file
         return path
 
-    def env(self, db: Path) -> dict[str, str]:
+    def database(self, name: str) -> Database:
+        """A migrated, empty database of this bench's kind for one run."""
+        if self.kind == SQLITE:
+            path = self.fresh_db(name)
+            return Database(f"sqlite:///{path}", path)
+        assert self.postgres is not None
+        self.next_run()
+        tag = "".join(c if c.isalnum() else "_" for c in name)
+        return self.postgres.create(f"{self._runs:02d}_{tag}", template=self.postgres.template)
+
+    def env(self, db: Path | Database) -> dict[str, str]:
         # Drop the caller's STREAMDESK_* so a local setting cannot change the figures.
         env = {k: v for k, v in os.environ.items() if not k.startswith("STREAMDESK_")}
         env.update(
             REDIS_URL=self.url,
-            DATABASE_URL=f"sqlite:///{db}",
+            DATABASE_URL=db.url if isinstance(db, Database) else f"sqlite:///{db}",
             STREAMDESK_DATA_DIR=str(self.tmp / "data"),
             STREAMDESK_AGENT_MODULES="bench.engine.agents",
             # What make run runs: development and demo mode (PRODUCTION_ENV turns DEBUG off).
@@ -107,26 +257,13 @@ class Bench:
         return env
 
     def log_path(self, name: str) -> Path:
-        return self.tmp / f"{self._runs:02d}-{name}.log"
+        return self.tmp / f"{self._runs:02d}-{name.replace('/', '-')}.log"
 
-
-@contextlib.contextmanager
-def open_bench(keep: bool = False, ref: str | None = None) -> Iterator[Bench]:
-    """The private world of one run; ``ref``: benchmark that git ref, not the working tree."""
-    tmp = Path(tempfile.mkdtemp(prefix="streamdesk-bench-"))
-    server: PrivateServer | None = None
-    client: redis.Redis | None = None
-    try:
-        src = tmp / "src"
-        source = snapshot(ROOT, src, ref)
-        server = PrivateServer(tmp / "valkey").start()
-        client = redis.Redis.from_url(server.url, decode_responses=True, socket_timeout=30)
-        template = tmp / "template.sqlite3"
-        bench = Bench(tmp, src, source, server, client, template)
+    def migrate(self, db: Path | Database) -> None:
         result = subprocess.run(
             [PYTHON, "manage.py", "migrate", "--no-input", "-v0"],
-            cwd=src,
-            env=bench.env(template),
+            cwd=self.src,
+            env=self.env(db),
             capture_output=True,
             text=True,
             timeout=MIGRATE_TIMEOUT_S,
@@ -134,8 +271,43 @@ def open_bench(keep: bool = False, ref: str | None = None) -> Iterator[Bench]:
         )
         if result.returncode != 0:
             raise BenchError(f"migrate failed: {result.stderr.strip()[-2000:]}")
+
+
+@contextlib.contextmanager
+def open_bench(
+    keep: bool = False, ref: str | None = None, postgres: bool = False
+) -> Iterator[Bench]:
+    """The private world of one run; ``ref``: benchmark that git ref, not the working tree;
+    ``postgres``: also a PostgreSQL template, if the server is reachable (else
+    ``postgres_skipped`` says why)."""
+    tmp = Path(tempfile.mkdtemp(prefix="streamdesk-bench-"))
+    server: PrivateServer | None = None
+    client: redis.Redis | None = None
+    pg: PostgresServer | None = None
+    try:
+        src = tmp / "src"
+        source = snapshot(ROOT, src, ref)
+        server = PrivateServer(tmp / "valkey").start()
+        client = redis.Redis.from_url(server.url, decode_responses=True, socket_timeout=30)
+        template = tmp / "template.sqlite3"
+        bench = Bench(tmp, src, source, server, client, template)
+        bench.valkey_pid = int(cast(dict[str, Any], client.info("server"))["process_id"])
+        bench.migrate(template)
+        if postgres:
+            url = postgres_url()
+            bench.postgres_skipped = postgres_unreachable(url) or ""
+            if not bench.postgres_skipped:
+                pg = PostgresServer(url)
+                made = pg.create("template")
+                bench.migrate(made)
+                pg.template = made.name
+                bench.postgres = pg
         yield bench
     finally:
+        if pg is not None:
+            failed = pg.drop_all()
+            if failed:
+                print(f"could not drop PostgreSQL databases: {', '.join(failed)}", file=sys.stderr)
         if client is not None:
             client.close()
         if server is not None:
@@ -235,9 +407,19 @@ def jobs_progress(conn: sqlite3.Connection, total: int) -> tuple[int, int]:
     return done, done
 
 
-def succeeded_runs(db: Path) -> int:
-    with contextlib.closing(sqlite3.connect(db)) as conn:
+def succeeded_runs(db: Path | Database) -> int:
+    db = db if isinstance(db, Database) else Database(f"sqlite:///{db}", db)
+    with db.connect() as conn:
         row = conn.execute(
             "SELECT count(*) FROM workers_agentrun WHERE status = 'succeeded'"
         ).fetchone()
     return int(row[0])
+
+
+def run_results(db: Database) -> list[dict[str, Any]]:
+    """The stored result of every succeeded run (JSON text on SQLite, jsonb on PostgreSQL)."""
+    with db.connect() as conn:
+        rows = conn.execute(
+            "SELECT result FROM workers_agentrun WHERE status = 'succeeded'"
+        ).fetchall()
+    return [r[0] if isinstance(r[0], dict) else json.loads(r[0]) for r in rows]

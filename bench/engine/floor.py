@@ -1,7 +1,8 @@
 """The floor: the least work per event that the issue asks of runworker, in the least code.
 
 Run as its own process:
-``python -m bench.engine.floor --url ... --stream ... --group ... --db ...``.
+``python -m bench.engine.floor --url ... --stream ... --group ... --database URL``, where URL
+is ``sqlite:///<path>`` or ``postgres://...`` (a migrated streamdesk database either way).
 One thread, synchronous, one batch at a time; it drains the stream and exits at the first
 empty read (or on SIGTERM). Per batch of ``XREADGROUP COUNT 200`` (redis-py with hiredis):
 
@@ -12,8 +13,16 @@ empty read (or on SIGTERM). Per batch of ``XREADGROUP COUNT 200`` (redis-py with
    event (one round trip); only events whose SET succeeded run (``probe_result``, the clock
    taken just before, as the probe agent does);
 3. the database record: one ``succeeded`` row per run event in runworker's own
-   ``workers_agentrun`` table (the migrated schema, all its indexes), a plain INSERT by
-   ``executemany`` with ``sqlite3`` in one transaction per batch (WAL, synchronous=NORMAL);
+   ``workers_agentrun`` table (the migrated schema, all its indexes), one transaction per
+   batch:
+
+   * SQLite: a plain INSERT by ``executemany`` with ``sqlite3`` between BEGIN and COMMIT
+     (WAL, synchronous=NORMAL, as runworker's connection);
+   * PostgreSQL: the batch's rows in one statement, ``INSERT ... SELECT FROM unnest(...)``
+     of one array per column in psycopg's binary format, bound on the server, sent in
+     autocommit mode, so the statement is its own transaction (one round trip). The
+     server's defaults apply, ``synchronous_commit`` on included: the commit waits for
+     its WAL to be flushed, as runworker's does;
 4. one pipeline: ``SET <gate key> done EX <ttl>`` per run event and one ``XACK`` of the
    batch (one round trip).
 
@@ -48,7 +57,7 @@ import redis
 
 from bench.engine.agents import ProbeData, probe_result
 from workers.core.config import EngineConfig
-from workers.core.events import decode_envelope, event_hash
+from workers.core.events import Envelope, decode_envelope, event_hash
 from workers.core.keys import EVENT_FIELD, Keys
 
 COUNT = 200  # the raw loop's batch, and runworker's --batch-size in the benchmark
@@ -59,12 +68,24 @@ DONE_TTL_S = _DEFAULTS.done_ttl_s
 KEYS = Keys(_DEFAULTS.prefix)
 
 # Every NOT NULL column of workers_agentrun gets a value; no lease token (no fencing here).
-INSERT = """
+SQLITE_INSERT = """
 INSERT INTO workers_agentrun (
     event_hash, event_type, event_id, source, subject, stream, entry_id, status, attempts,
     deliveries, lease, fence, consumer, created_at, started_at, finished_at, duration_ms,
     result, error, llm_calls, prompt_tokens, completion_tokens, cost_usd
 ) VALUES (?, ?, ?, ?, ?, ?, ?, 'succeeded', 1, 1, '', '', ?, ?, ?, ?, ?, ?, '', 0, 0, 0, 0.0)
+"""
+# The same row on PostgreSQL from one array per column (stream and consumer: one value).
+POSTGRES_INSERT = """
+INSERT INTO workers_agentrun (
+    event_hash, event_type, event_id, source, subject, stream, entry_id, status, attempts,
+    deliveries, lease, fence, consumer, created_at, started_at, finished_at, duration_ms,
+    result, error, llm_calls, prompt_tokens, completion_tokens, cost_usd
+) SELECT h, t, i, s, sub, %s, e, 'succeeded', 1, 1, '', '', %s, st, st, fi, d, r, '', 0, 0, 0, 0.0
+FROM unnest(
+    %b::text[], %b::text[], %b::text[], %b::text[], %b::text[], %b::text[],
+    %b::timestamptz[], %b::timestamptz[], %b::float8[], %b::jsonb[]
+) AS u(h, t, i, s, sub, e, st, fi, d, r)
 """
 
 stopping = threading.Event()
@@ -74,25 +95,124 @@ def on_sigterm(signum: int, frame: FrameType | None) -> None:
     stopping.set()
 
 
-def db_time(ns: int) -> str:
-    """A UTC time as Django's SQLite backend stores it (naive, space-separated)."""
-    return str(datetime.fromtimestamp(ns / 1e9, UTC).replace(tzinfo=None))
+class SqliteRecord:
+    """Step 3 on SQLite: ``executemany`` of the batch's rows between BEGIN and COMMIT."""
+
+    def __init__(self, path: Path) -> None:
+        # Autocommit mode, so the BEGIN/COMMIT below are the only transaction boundaries.
+        self.conn = sqlite3.connect(path, timeout=30, isolation_level=None)
+        # The same pragmas as runworker's connection (console/settings.py).
+        self.conn.execute("PRAGMA journal_mode=WAL")
+        self.conn.execute("PRAGMA synchronous=NORMAL")
+        self.conn.execute("PRAGMA wal_autocheckpoint=10000")
+
+    @staticmethod
+    def result(value: dict[str, Any]) -> str:
+        return json.dumps(value)
+
+    @staticmethod
+    def row(
+        stream: str,
+        entry_id: str,
+        envelope: Envelope,
+        digest: str,
+        ns: tuple[int, int],
+        result: str,
+    ) -> tuple[Any, ...]:
+        """SQLITE_INSERT's parameters; times as Django's SQLite backend stores them (naive
+        UTC, space-separated)."""
+        started, finished = (
+            str(datetime.fromtimestamp(t / 1e9, UTC).replace(tzinfo=None)) for t in ns
+        )
+        return (
+            digest,
+            envelope.type,
+            envelope.id or "",
+            envelope.source,
+            envelope.subject or "",
+            stream,
+            entry_id,
+            CONSUMER,
+            started,  # created_at: the row is first written when it is done
+            started,
+            finished,
+            (ns[1] - ns[0]) / 1e6,
+            result,
+        )
+
+    def write(self, stream: str, rows: list[tuple[Any, ...]]) -> None:
+        self.conn.execute("BEGIN")
+        self.conn.executemany(SQLITE_INSERT, rows)
+        self.conn.execute("COMMIT")
+
+    def close(self) -> None:
+        self.conn.close()
+
+
+class PostgresRecord:
+    """Step 3 on PostgreSQL: one ``INSERT ... SELECT FROM unnest`` statement per batch."""
+
+    def __init__(self, url: str) -> None:
+        import psycopg  # only here: a SQLite run needs no driver
+
+        self.conn = psycopg.connect(url, autocommit=True)
+
+    @staticmethod
+    def result(value: dict[str, Any]) -> Any:
+        from psycopg.types.json import Jsonb
+
+        return Jsonb(value)
+
+    @staticmethod
+    def row(
+        stream: str,
+        entry_id: str,
+        envelope: Envelope,
+        digest: str,
+        ns: tuple[int, int],
+        result: Any,
+    ) -> tuple[Any, ...]:
+        """One element of each of POSTGRES_INSERT's arrays (stream and consumer go once)."""
+        started, finished = (datetime.fromtimestamp(t / 1e9, UTC) for t in ns)
+        return (
+            digest,
+            envelope.type,
+            envelope.id or "",
+            envelope.source,
+            envelope.subject or "",
+            entry_id,
+            started,  # also created_at: the row is first written when it is done
+            finished,
+            (ns[1] - ns[0]) / 1e6,
+            result,
+        )
+
+    def write(self, stream: str, rows: list[tuple[Any, ...]]) -> None:
+        if rows:  # autocommit: the one statement is the batch's transaction
+            columns = [list(column) for column in zip(*rows, strict=True)]
+            self.conn.execute(POSTGRES_INSERT, [stream, CONSUMER, *columns])
+
+    def close(self) -> None:
+        self.conn.close()
+
+
+def record(database: str) -> SqliteRecord | PostgresRecord:
+    if database.startswith("sqlite:///"):
+        return SqliteRecord(Path(database.removeprefix("sqlite:///")))
+    if database.startswith(("postgres://", "postgresql://")):
+        return PostgresRecord(database)
+    raise SystemExit(f"--database: expected sqlite:///<path> or postgres://..., not {database!r}")
 
 
 def run(
-    url: str, stream: str, group: str, db: Path, out: Path, deadline: float, ready: Path
+    url: str, stream: str, group: str, database: str, out: Path, deadline: float, ready: Path
 ) -> int:
     client = redis.Redis.from_url(url, decode_responses=True, socket_timeout=30)
     client.ping()
-    # Autocommit mode, so the BEGIN/COMMIT below are the only transaction boundaries.
-    conn = sqlite3.connect(db, timeout=30, isolation_level=None)
-    # The same pragmas as runworker's connection (console/settings.py).
-    conn.execute("PRAGMA journal_mode=WAL")
-    conn.execute("PRAGMA synchronous=NORMAL")
-    conn.execute("PRAGMA wal_autocheckpoint=10000")
+    db = record(database)
     ready.touch()
     done = 0
-    with contextlib.closing(client), contextlib.closing(conn):
+    with contextlib.closing(client), contextlib.closing(db):
         while not stopping.is_set() and time.monotonic() < deadline:
             # RESP2 reply: [[stream, [(id, fields), ...]]], or None after BLOCK times out.
             reply = cast(
@@ -117,30 +237,11 @@ def run(
                 if not ok:  # a duplicate: someone holds or finished this event
                     continue
                 started_ns = time.time_ns()
-                result = json.dumps(probe_result(data, started_ns))
-                finished_ns = time.time_ns()
-                started = db_time(started_ns)
+                result = db.result(probe_result(data, started_ns))
+                ns = (started_ns, time.time_ns())
                 hashes.append(digest)
-                rows.append(
-                    (
-                        digest,
-                        envelope.type,
-                        envelope.id or "",
-                        envelope.source,
-                        envelope.subject or "",
-                        stream,
-                        entry_id,
-                        CONSUMER,
-                        started,  # created_at: the row is first written when it is done
-                        started,
-                        db_time(finished_ns),
-                        (finished_ns - started_ns) / 1e6,
-                        result,
-                    )
-                )
-            conn.execute("BEGIN")
-            conn.executemany(INSERT, rows)
-            conn.execute("COMMIT")
+                rows.append(db.row(stream, entry_id, envelope, digest, ns, result))
+            db.write(stream, rows)
             with client.pipeline(transaction=False) as pipe:
                 for digest in hashes:
                     pipe.set(KEYS.gate(digest), "done", ex=DONE_TTL_S)
@@ -156,14 +257,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--url", required=True)
     parser.add_argument("--stream", required=True)
     parser.add_argument("--group", required=True)
-    parser.add_argument("--db", type=Path, required=True, help="a migrated streamdesk database")
+    parser.add_argument(
+        "--database",
+        required=True,
+        help="a migrated streamdesk database: sqlite:///<path> or postgres://...",
+    )
     parser.add_argument("--out", type=Path, required=True, help="JSON summary written at exit")
     parser.add_argument("--ready", type=Path, required=True, help="touched once connected")
     parser.add_argument("--max-seconds", type=float, default=600.0)
     args = parser.parse_args(argv)
     signal.signal(signal.SIGTERM, on_sigterm)
     deadline = time.monotonic() + args.max_seconds
-    return run(args.url, args.stream, args.group, args.db, args.out, deadline, args.ready)
+    return run(args.url, args.stream, args.group, args.database, args.out, deadline, args.ready)
 
 
 if __name__ == "__main__":

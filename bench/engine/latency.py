@@ -43,14 +43,14 @@ def pickup(subject: Subject, rate: float, seconds: float, warmup_s: float) -> Pi
     total = int(rate * (warmup_s + seconds))
     warm = int(rate * warmup_s)
     subject.prepare(preload=0, latency=True)
-    log = subject.bench.log_path(subject.name)
+    log = subject.bench.log_path(subject.key)
     try:
         with spawn(subject.command(), subject.env(), log, subject.bench.src) as proc:
             subject.wait_ready(proc)
             pace = paced(subject.publisher(), rate, total)
             wait_until(
                 lambda: subject.progress()[1] >= total,
-                f"{subject.name} to finish {total} events",
+                f"{subject.key} to finish {total} events",
                 FINISH_TIMEOUT_S,
             )
             stop(proc, log)
@@ -58,11 +58,11 @@ def pickup(subject: Subject, rate: float, seconds: float, warmup_s: float) -> Pi
     finally:
         subject.close()
     if len(latencies) != total:
-        raise BenchError(f"{subject.name}: {len(latencies)} of {total} events recorded")
+        raise BenchError(f"{subject.key}: {len(latencies)} of {total} events recorded")
     ordered = sorted(ns / 1e6 for n, ns in latencies.items() if n >= warm)
     settle_time()
     result = Pickup(
-        subject.name,
+        subject.key,
         rate,
         pace,
         len(ordered),
@@ -73,7 +73,7 @@ def pickup(subject: Subject, rate: float, seconds: float, warmup_s: float) -> Pi
         ordered[-1],
     )
     print(
-        f"  latency    {subject.name:9s} at {rate:g}/s: p50 {result.p50_ms:.2f} ms"
+        f"  latency    {subject.key:22s} at {rate:g}/s: p50 {result.p50_ms:.2f} ms"
         f"  p99 {result.p99_ms:.2f} ms"
         f"  mean {result.mean_ms:8.2f} ms  (published {pace.rate:.0f}/s, worst lateness "
         f"{pace.worst_late_ms:.1f} ms)",
@@ -88,10 +88,10 @@ def interleaved(
     """``repeats`` runs per subject, taken in turns so that a noisy spell of the machine
     falls on all of them. Per subject: the run with the median p99 (every figure from that
     one run), carrying the p99 of each run."""
-    runs: dict[str, list[Pickup]] = {s.name: [] for s in subjects}
+    runs: dict[str, list[Pickup]] = {s.key: [] for s in subjects}
     for _ in range(repeats):
         for subject in subjects:
-            runs[subject.name].append(pickup(subject, rate, seconds, warmup_s))
+            runs[subject.key].append(pickup(subject, rate, seconds, warmup_s))
     chosen: dict[str, Pickup] = {}
     for name, picks in runs.items():
         median = sorted(picks, key=lambda p: p.p99_ms)[(len(picks) - 1) // 2]

@@ -48,12 +48,15 @@ def new_tag() -> str:
     return uuid.uuid4().hex[:12]
 
 
-def preload_stream(client: redis.Redis, count: int) -> None:
-    """XADD ``count`` events in pipelined chunks (fast: this is set-up, not measured)."""
+def preload_stream(client: redis.Redis, count: int, at_once: bool = False) -> None:
+    """XADD ``count`` events in pipelined chunks (fast: this is set-up, not measured);
+    ``at_once``: all in one MULTI/EXEC, so a worker already waiting sees the whole stream
+    at the same moment, as one that starts after a preload does."""
     tag = new_tag()
-    for start in range(0, count, PIPELINE_CHUNK):
-        with client.pipeline(transaction=False) as pipe:
-            for n in range(start, min(start + PIPELINE_CHUNK, count)):
+    chunk = count if at_once else PIPELINE_CHUNK
+    for start in range(0, count, max(chunk, 1)):
+        with client.pipeline(transaction=at_once) as pipe:
+            for n in range(start, min(start + chunk, count)):
                 pipe.xadd(STREAM, {EVENT_FIELD: envelope(tag, n, time.time_ns())})
             pipe.execute()
     if client.xlen(STREAM) != count:

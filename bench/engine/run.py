@@ -5,6 +5,10 @@ Usage, from the project root::
     .venv/bin/python -m bench.engine                  # the full run (about ten minutes)
     .venv/bin/python -m bench.engine --quick          # a smoke run; writes to a temp file
     .venv/bin/python -m bench.engine --events 20000   # fewer events per throughput run
+    .venv/bin/python -m bench.engine --no-postgres    # SQLite only
+
+PostgreSQL is measured beside SQLite when the server at $BENCH_POSTGRES_URL (default
+postgres://postgres@127.0.0.1:5432/postgres) answers; the report says so when it does not.
 """
 
 from __future__ import annotations
@@ -12,9 +16,11 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from importlib.metadata import version
 from pathlib import Path
+from urllib.parse import urlsplit
 
-from bench.common.harness import PRODUCTION_ENV, open_bench
+from bench.common.harness import KIND_NAMES, POSTGRES_URL_ENV, PRODUCTION_ENV, Bench, open_bench
 from bench.common.machine import machine
 from bench.common.report import ENGINE
 from bench.engine import latency, throughput
@@ -60,6 +66,17 @@ def parse(argv: list[str]) -> argparse.Namespace:
         help="events drained while runworker's RSS is sampled",
     )
     parser.add_argument(
+        "--processes",
+        type=int,
+        default=2,
+        help="runworker --processes N compared with one process (default 2)",
+    )
+    parser.add_argument(
+        "--no-postgres",
+        action="store_true",
+        help=f"SQLite only (default: PostgreSQL too, at ${POSTGRES_URL_ENV} if it answers)",
+    )
+    parser.add_argument(
         "--quick",
         action="store_true",
         help="small smoke run (2000 events, 1 repeat, 3 s of latency)",
@@ -81,6 +98,8 @@ def parse(argv: list[str]) -> argparse.Namespace:
     for name in ("events", "repeats", "memory_events"):
         if getattr(args, name) < 1:
             parser.error(f"--{name.replace('_', '-')} must be at least 1")
+    if args.processes < 2:
+        parser.error("--processes must be at least 2")
     if min(args.rate, args.light_rate, args.seconds) <= 0:
         parser.error("--rate, --light-rate and --seconds must be positive")
     return args
@@ -97,19 +116,26 @@ def main(argv: list[str] | None = None) -> int:
         seconds=args.seconds,
         warmup_s=1.0,
         memory_events=args.memory_events,
+        processes=args.processes,
         command=ENGINE.command(argv),
     )
     began = time.time()
-    with open_bench(keep=args.keep, ref=args.ref) as bench:
+    with open_bench(keep=args.keep, ref=args.ref, postgres=not args.no_postgres) as bench:
         info = machine(bench)
         print(
             f"streamdesk bench: {info.cpus} CPUs, Python {info.python}, {info.valkey}", flush=True
         )
+        postgres = postgres_setup(bench) if bench.postgres else ""
+        skipped = "" if bench.postgres else bench.postgres_skipped or "--no-postgres"
+        print(f"PostgreSQL: {postgres or 'not measured: ' + skipped}", flush=True)
+        runworkers = [Runworker(bench.on(kind)) for kind in bench.kinds]
         print("1. throughput (drain preloaded events)", flush=True)
-        rates = throughput.interleaved(all_subjects(bench), args.events, args.repeats)
+        rates = throughput.interleaved(
+            all_subjects(bench, args.processes), args.events, args.repeats
+        )
         print("2. pickup latency (steady publishing)", flush=True)
         pickups = latency.interleaved(
-            [Raw(bench), Runworker(bench), Naive(bench)],
+            [Raw(bench), *runworkers, Naive(bench)],
             args.rate,
             args.seconds,
             params.warmup_s,
@@ -117,22 +143,39 @@ def main(argv: list[str] | None = None) -> int:
         )
         # The same at light load: what a single event costs when nothing queues.
         light = latency.interleaved(
-            [Raw(bench), Runworker(bench)],
+            [Raw(bench), *runworkers],
             args.light_rate,
             args.seconds,
             params.warmup_s,
             args.repeats,
         )
         print("3. runworker memory", flush=True)
-        # As configured above (settings' default DEBUG), then as deployed (DEBUG off).
-        memory = [
-            throughput.memory(Runworker(bench), args.memory_events, "default settings"),
-            throughput.memory(Runworker(bench, PRODUCTION_ENV), args.memory_events, "DEBUG=0"),
-        ]
+        # Per database: as configured above (settings' default DEBUG), then as deployed.
+        memory = []
+        for kind in bench.kinds:
+            on, shown = bench.on(kind), KIND_NAMES[kind]
+            memory += [
+                throughput.memory(Runworker(on), args.memory_events, f"{shown}, default settings"),
+                throughput.memory(
+                    Runworker(on, PRODUCTION_ENV), args.memory_events, f"{shown}, DEBUG=0"
+                ),
+            ]
         info = info.finish()
-    results = Results(info, params, began, time.time(), rates, pickups, light, memory)
+    results = Results(
+        info, params, began, time.time(), rates, pickups, light, memory, postgres, skipped
+    )
     ENGINE.write(args.output, render(results), summary(results))  # keeps the other blocks
     return 0
+
+
+def postgres_setup(bench: Bench) -> str:
+    """The server as the report shows it: version, address, the settings that matter."""
+    assert bench.postgres is not None
+    where = urlsplit(bench.postgres.url).netloc.rpartition("@")[2]
+    return (
+        f"{bench.postgres.version} at {where}, the server's defaults "
+        f"({bench.postgres.settings}); psycopg {version('psycopg')}"
+    )
 
 
 if __name__ == "__main__":

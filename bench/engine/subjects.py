@@ -6,7 +6,6 @@ worker, reports progress while it runs, and afterwards what it recorded per even
 
 from __future__ import annotations
 
-import contextlib
 import json
 import sqlite3
 import subprocess
@@ -22,10 +21,12 @@ from bench.common.harness import (
     WORKER_GROUP,
     Bench,
     BenchError,
+    Database,
     baseline_cmd,
     floor_cmd,
     group_progress,
     jobs_progress,
+    run_results,
     runworker_cmd,
     succeeded_runs,
     wait_until,
@@ -37,9 +38,16 @@ READY_TIMEOUT_S = 60.0
 
 class Subject(ABC):
     name: str
+    db: Database | None = None  # the run's database, for a worker that records runs
 
     def __init__(self, bench: Bench) -> None:
         self.bench = bench
+
+    @property
+    def key(self) -> str:
+        """The name in results and logs: ``name``, and the database kind for a subject
+        that writes the engine's tables (``runworker/sqlite``)."""
+        return self.name
 
     @abstractmethod
     def prepare(self, preload: int, latency: bool) -> None:
@@ -47,6 +55,15 @@ class Subject(ABC):
 
     @abstractmethod
     def command(self) -> list[str]: ...
+
+    @property
+    def exits_when_drained(self) -> bool:
+        """A drain's worker exits by itself once the stream is drained (else: SIGTERM)."""
+        return True
+
+    def start_drain(self, proc: subprocess.Popen[bytes], events: int) -> None:
+        """Once the worker is spawned, before the drain's clock (the events are preloaded)."""
+        return None
 
     def env(self) -> dict[str, str]:
         return self.bench.env(self.bench.template_db)
@@ -84,20 +101,48 @@ def _alive(proc: subprocess.Popen[bytes], check: Callable[[], bool]) -> Callable
 
 
 class Runworker(Subject):
-    name = "runworker"
+    """``manage.py runworker`` on the bench's database kind; ``processes``: its
+    ``--processes`` (each process its own consumer, under one supervisor).
 
-    def __init__(self, bench: Bench, extra_env: dict[str, str] | None = None) -> None:
+    With several processes a drain starts only once every one waits on the stream: the
+    workers run without ``--burst`` on an empty stream, the events arrive in one MULTI/EXEC,
+    and a SIGTERM ends the run. Else the first child to start would drain alone while the
+    others still import Django on the same two CPUs, and the clock would count that."""
+
+    name = "runworker"
+    db: Database
+
+    def __init__(
+        self, bench: Bench, extra_env: dict[str, str] | None = None, processes: int = 1
+    ) -> None:
         super().__init__(bench)
         self.extra_env = extra_env or {}
+        self.processes = processes
+
+    @property
+    def key(self) -> str:
+        return runworker_key(self.bench.kind, self.processes)
+
+    @property
+    def exits_when_drained(self) -> bool:
+        return self.processes == 1
 
     def prepare(self, preload: int, latency: bool) -> None:
+        if latency and self.processes > 1:
+            raise NotImplementedError("latency is measured with one process")
         self.bench.reset_redis()
-        self.db = self.bench.fresh_db(self.name)
-        self.burst = not latency
-        load.preload_stream(self.bench.redis, preload)
+        self.db = self.bench.database(self.key)
+        self.burst = not latency and self.exits_when_drained
+        if self.exits_when_drained:
+            load.preload_stream(self.bench.redis, preload)
+
+    def start_drain(self, proc: subprocess.Popen[bytes], events: int) -> None:
+        if not self.exits_when_drained:
+            self.wait_ready(proc)
+            load.preload_stream(self.bench.redis, events, at_once=True)
 
     def command(self) -> list[str]:
-        return runworker_cmd(burst=self.burst)
+        return runworker_cmd(burst=self.burst, processes=self.processes)
 
     def env(self) -> dict[str, str]:
         return {**self.bench.env(self.db), **self.extra_env}
@@ -106,12 +151,12 @@ class Runworker(Subject):
         return group_progress(self.bench.redis, WORKER_GROUP)
 
     def wait_ready(self, proc: subprocess.Popen[bytes]) -> None:
-        # Ready once it sits in XREADGROUP BLOCK: the only client that blocks on this server.
+        # Ready once each process sits in XREADGROUP BLOCK: the only clients that block here.
         def blocked() -> bool:
             info = cast(dict[str, Any], self.bench.redis.info("clients"))
-            return int(info["blocked_clients"]) > 0
+            return int(info["blocked_clients"]) >= self.processes
 
-        wait_until(_alive(proc, blocked), "runworker to block on XREADGROUP", READY_TIMEOUT_S)
+        wait_until(_alive(proc, blocked), f"{self.key} to block on XREADGROUP", READY_TIMEOUT_S)
 
     def publisher(self) -> Callable[[int], None]:
         return load.StreamPublisher(self.bench.redis)
@@ -120,9 +165,7 @@ class Runworker(Subject):
         return succeeded_runs(self.db)
 
     def latencies_ns(self) -> dict[int, int]:
-        with contextlib.closing(sqlite3.connect(self.db)) as conn:
-            rows = conn.execute("SELECT result FROM workers_agentrun WHERE status = 'succeeded'")
-            results = [json.loads(r[0]) for r in rows]
+        results = run_results(self.db)
         return {int(r["n"]): int(r["started_ns"]) - int(r["sent_ns"]) for r in results}
 
 
@@ -130,8 +173,8 @@ class _Baseline(Subject):
     """A process from ``bench.engine.baselines``: it touches a ready file and writes a summary."""
 
     def _paths(self) -> None:
-        self.out = self.bench.log_path(self.name).with_suffix(".json")
-        self.ready = self.bench.log_path(self.name).with_suffix(".ready")
+        self.out = self.bench.log_path(self.key).with_suffix(".json")
+        self.ready = self.bench.log_path(self.key).with_suffix(".ready")
         self.latency = False
 
     def _flags(self) -> list[str]:
@@ -183,12 +226,17 @@ class Floor(_Baseline):
     drains and exits, so it has no latency mode (and is not sampled for memory)."""
 
     name = "floor"
+    db: Database
+
+    @property
+    def key(self) -> str:
+        return f"{self.name}/{self.bench.kind}"
 
     def prepare(self, preload: int, latency: bool) -> None:
         if latency:
             raise NotImplementedError("the floor worker is measured for throughput only")
         self.bench.reset_redis()
-        self.db = self.bench.fresh_db(self.name)
+        self.db = self.bench.database(self.key)
         self._paths()
         load.preload_stream(self.bench.redis, preload)
         load.create_group(self.bench.redis, FLOOR_GROUP)
@@ -196,7 +244,7 @@ class Floor(_Baseline):
     def command(self) -> list[str]:
         return floor_cmd(
             "--url", self.bench.url, "--stream", STREAM, "--group", FLOOR_GROUP,
-            "--db", str(self.db), *self._flags(),
+            "--database", self.db.url, *self._flags(),
         )  # fmt: skip
 
     def progress(self) -> tuple[int, int]:
@@ -221,13 +269,15 @@ class Naive(_Baseline):
         self.latency = latency
         self.total = preload
         self.close()
-        self.db = load.jobs_db(self.bench.log_path(self.name).with_suffix(".jobs.sqlite3"), preload)
+        self.jobs = load.jobs_db(
+            self.bench.log_path(self.name).with_suffix(".jobs.sqlite3"), preload
+        )
         # The parent's own connection: progress reads, and the paced INSERTs.
-        self.conn = sqlite3.connect(self.db, timeout=30)
+        self.conn = sqlite3.connect(self.jobs, timeout=30)
         self.conn.execute("PRAGMA synchronous=NORMAL")
 
     def command(self) -> list[str]:
-        return baseline_cmd("naive", "--db", str(self.db), *self._flags())
+        return baseline_cmd("naive", "--db", str(self.jobs), *self._flags())
 
     def progress(self) -> tuple[int, int]:
         return jobs_progress(self.conn, self.total)
@@ -253,9 +303,19 @@ class Naive(_Baseline):
             self.conn = None  # type: ignore[assignment]
 
 
-def all_subjects(bench: Bench) -> list[Subject]:
-    """The throughput subjects, in the order each repeat runs them."""
-    return [Raw(bench), Floor(bench), Runworker(bench), Naive(bench)]
+def runworker_key(kind: str, processes: int = 1) -> str:
+    """``runworker/sqlite``, ``runworker-x2/postgres``: a runworker subject's key."""
+    return f"runworker{f'-x{processes}' if processes > 1 else ''}/{kind}"
+
+
+def all_subjects(bench: Bench, processes: int = 2) -> list[Subject]:
+    """The throughput subjects, in the order each repeat runs them: the raw loop, then per
+    database kind the floor, runworker and runworker with ``processes``, then the poller."""
+    subjects: list[Subject] = [Raw(bench)]
+    for kind in bench.kinds:
+        on = bench.on(kind)
+        subjects += [Floor(on), Runworker(on), Runworker(on, processes=processes)]
+    return [*subjects, Naive(bench)]
 
 
 def settle_time(seconds: float = 0.5) -> None:

@@ -2,7 +2,9 @@
 
 The clock runs from the last moment nothing had been picked up to the first moment all
 events were finished, both seen by the parent polling progress every 5 ms (so worker
-start-up and the exit after the last event are not counted, for any worker).
+start-up and the exit after the last event are not counted, for any worker). The CPU time
+of each part (worker processes, Valkey, PostgreSQL backends, this process) is taken at the
+same two moments (``cpu.CpuMeter``).
 """
 
 from __future__ import annotations
@@ -13,7 +15,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from bench.common.harness import BenchError, log_tail, rss_kb, spawn, wait_exit
+from bench.common.harness import POSTGRES, BenchError, log_tail, rss_kb, spawn, stop, wait_exit
+from bench.engine.cpu import CpuMeter, CpuUse
 from bench.engine.subjects import Subject, settle_time
 
 POLL_S = 0.005  # fine enough for the raw loop, whose drain takes well under a second
@@ -39,6 +42,7 @@ class Drain:
     events: int
     seconds: float
     rss: list[RssSample] = field(default_factory=list)
+    cpu: CpuUse | None = None
 
     @property
     def rate(self) -> float:
@@ -47,24 +51,37 @@ class Drain:
 
 def drain(subject: Subject, events: int) -> Drain:
     subject.prepare(preload=events, latency=False)
-    log = subject.bench.log_path(subject.name)
+    log = subject.bench.log_path(subject.key)
     try:
         with spawn(subject.command(), subject.env(), log, subject.bench.src) as proc:
-            seconds, rss = _watch(subject, proc, events, log)
-            wait_exit(proc, log, EXIT_TIMEOUT_S)
+            subject.start_drain(proc, events)
+            seconds, rss, cpu = _watch(subject, proc, events, log)
+            if subject.exits_when_drained:
+                wait_exit(proc, log, EXIT_TIMEOUT_S)
+            else:
+                stop(proc, log)
         finished = subject.finished()
     finally:
         subject.close()
     if finished != events:
-        raise BenchError(f"{subject.name} finished {finished} of {events} events")
+        raise BenchError(f"{subject.key} finished {finished} of {events} events")
     settle_time()
-    return Drain(subject.name, events, seconds, rss)
+    return Drain(subject.key, events, seconds, rss, cpu)
+
+
+def _meter(subject: Subject, pid: int) -> CpuMeter:
+    bench, db = subject.bench, subject.db
+    pg = bench.postgres if db is not None and db.kind == POSTGRES else None
+    backends = (lambda: pg.backends(db)) if pg is not None and db is not None else None
+    return CpuMeter(pid, bench.valkey_pid, backends)
 
 
 def _watch(
     subject: Subject, proc: subprocess.Popen[bytes], total: int, log: Path
-) -> tuple[float, list[RssSample]]:
+) -> tuple[float, list[RssSample], CpuUse]:
     pid = proc.pid
+    meter = _meter(subject, pid)
+    meter.start()  # a worker that waited for its events may pick up before the first poll
     spawned = time.monotonic()
     idle_until = spawned  # last sample at which nothing had been picked up yet
     began = False
@@ -78,6 +95,7 @@ def _watch(
         picked, done = subject.progress()
         if picked == 0:
             idle_until = now
+            meter.start()
         # One sample as soon as work starts (the loaded worker), then one a second.
         if now >= next_rss or (picked and not began):
             began = began or picked > 0
@@ -86,17 +104,18 @@ def _watch(
                 samples.append(RssSample(now - idle_until, done, kb))
             next_rss = now + RSS_EVERY_S
         if done >= total:
+            cpu = meter.stop()  # first: the worker and its backends exit soon
             kb = rss_kb(pid)
             if kb is not None:
                 samples.append(RssSample(now - idle_until, done, kb))
-            return now - idle_until, samples
+            return now - idle_until, samples, cpu
         if exited:
             raise BenchError(
-                f"{subject.name} exited after {done} of {total} events:\n{log_tail(log)}"
+                f"{subject.key} exited after {done} of {total} events:\n{log_tail(log)}"
             )
         if now > deadline:
             raise BenchError(
-                f"{subject.name}: {done} of {total} events after {now - spawned:.0f} s; giving up"
+                f"{subject.key}: {done} of {total} events after {now - spawned:.0f} s; giving up"
             )
         time.sleep(POLL_S)
 
@@ -105,25 +124,45 @@ def _watch(
 class Rates:
     subject: str
     runs: list[float]
+    cpus: list[CpuUse | None] = field(default_factory=list)  # each run's, in run order
 
     @property
     def median(self) -> float:
         return statistics.median(self.runs)
 
+    @property
+    def cpu(self) -> CpuUse | None:
+        """The CPU use of the median run (the lower middle one of an even count)."""
+        order = sorted(range(len(self.runs)), key=self.runs.__getitem__)
+        middle = order[(len(order) - 1) // 2]
+        return self.cpus[middle] if middle < len(self.cpus) else None
+
 
 def interleaved(subjects: list[Subject], events: int, repeats: int) -> dict[str, Rates]:
     """Each repeat runs every subject once, so slow spells of a shared machine hit all alike."""
-    rates: dict[str, list[float]] = {s.name: [] for s in subjects}
+    drains: dict[str, list[Drain]] = {s.key: [] for s in subjects}
     for i in range(repeats):
         for subject in subjects:
             result = drain(subject, events)
-            rates[subject.name].append(result.rate)
+            drains[subject.key].append(result)
             print(
-                f"  throughput {i + 1}/{repeats} {subject.name:9s} {result.rate:10.0f} events/s"
-                f"  ({events} in {result.seconds:.2f} s)",
+                f"  throughput {i + 1}/{repeats} {subject.key:22s} {result.rate:10.0f} events/s"
+                f"  ({events} in {result.seconds:.2f} s{_cpu_note(result.cpu)})",
                 flush=True,
             )
-    return {name: Rates(name, runs) for name, runs in rates.items()}
+    return {
+        key: Rates(key, [d.rate for d in runs], [d.cpu for d in runs])
+        for key, runs in drains.items()
+    }
+
+
+def _cpu_note(cpu: CpuUse | None) -> str:
+    if cpu is None:
+        return ""
+    parts = {"worker": cpu.worker, "valkey": cpu.valkey, "postgres": cpu.postgres}
+    parts |= {"bench": cpu.parent, "others": cpu.others}
+    shown = ", ".join(f"{k} {cpu.cores(t) or 0:.2f}" for k, t in parts.items() if t is not None)
+    return f"; cores: {shown}"
 
 
 @dataclass(frozen=True, slots=True)
