@@ -57,7 +57,7 @@ import redis
 
 from bench.engine.agents import ProbeData, probe_result
 from workers.core.config import EngineConfig
-from workers.core.events import Envelope, decode_envelope, event_hash
+from workers.core.events import decode_envelope, event_hash
 from workers.core.keys import EVENT_FIELD, Keys
 
 COUNT = 200  # the raw loop's batch, and runworker's --batch-size in the benchmark
@@ -68,25 +68,26 @@ DONE_TTL_S = _DEFAULTS.done_ttl_s
 KEYS = Keys(_DEFAULTS.prefix)
 
 # Every NOT NULL column of workers_agentrun gets a value; no lease token (no fencing here).
-SQLITE_INSERT = """
+# A row's values, in the order the run loop builds them: hash, type, id, source, subject,
+# entry id, started, finished, duration, result, stream, consumer (created_at = started).
+FIELDS = ("h", "t", "i", "s", "sub", "e", "sa", "fi", "d", "r", "st", "c")
+TYPES = ["text"] * 6 + ["timestamptz"] * 2 + ["float8", "jsonb", "text", "text"]
+HEAD = """
 INSERT INTO workers_agentrun (
     event_hash, event_type, event_id, source, subject, stream, entry_id, status, attempts,
     deliveries, lease, fence, consumer, created_at, started_at, finished_at, duration_ms,
     result, error, llm_calls, prompt_tokens, completion_tokens, cost_usd
-) VALUES (?, ?, ?, ?, ?, ?, ?, 'succeeded', 1, 1, '', '', ?, ?, ?, ?, ?, ?, '', 0, 0, 0, 0.0)
-"""
-# The same row on PostgreSQL from one array per column (stream and consumer: one value).
-POSTGRES_INSERT = """
-INSERT INTO workers_agentrun (
-    event_hash, event_type, event_id, source, subject, stream, entry_id, status, attempts,
-    deliveries, lease, fence, consumer, created_at, started_at, finished_at, duration_ms,
-    result, error, llm_calls, prompt_tokens, completion_tokens, cost_usd
-) SELECT h, t, i, s, sub, %s, e, 'succeeded', 1, 1, '', '', %s, st, st, fi, d, r, '', 0, 0, 0, 0.0
-FROM unnest(
-    %b::text[], %b::text[], %b::text[], %b::text[], %b::text[], %b::text[],
-    %b::timestamptz[], %b::timestamptz[], %b::float8[], %b::jsonb[]
-) AS u(h, t, i, s, sub, e, st, fi, d, r)
-"""
+)"""
+ROW = (
+    "{h}, {t}, {i}, {s}, {sub}, {st}, {e}, 'succeeded', 1, 1, '', '', {c}, {sa}, {sa}, {fi}, "
+    "{d}, {r}, '', 0, 0, 0, 0.0"
+)
+# SQLite: numbered parameters of one row; PostgreSQL: one array per field, unnested.
+SQLITE_INSERT = f"{HEAD} VALUES ({ROW.format(**{f: f'?{n}' for n, f in enumerate(FIELDS, 1)})})"
+POSTGRES_INSERT = (
+    f"{HEAD} SELECT {ROW.format(**{f: f for f in FIELDS})} "
+    f"FROM unnest({', '.join(f'%b::{t}[]' for t in TYPES)}) AS u({', '.join(FIELDS)})"
+)
 
 stopping = threading.Event()
 
@@ -111,36 +112,11 @@ class SqliteRecord:
         return json.dumps(value)
 
     @staticmethod
-    def row(
-        stream: str,
-        entry_id: str,
-        envelope: Envelope,
-        digest: str,
-        ns: tuple[int, int],
-        result: str,
-    ) -> tuple[Any, ...]:
-        """SQLITE_INSERT's parameters; times as Django's SQLite backend stores them (naive
-        UTC, space-separated)."""
-        started, finished = (
-            str(datetime.fromtimestamp(t / 1e9, UTC).replace(tzinfo=None)) for t in ns
-        )
-        return (
-            digest,
-            envelope.type,
-            envelope.id or "",
-            envelope.source,
-            envelope.subject or "",
-            stream,
-            entry_id,
-            CONSUMER,
-            started,  # created_at: the row is first written when it is done
-            started,
-            finished,
-            (ns[1] - ns[0]) / 1e6,
-            result,
-        )
+    def time(ns: int) -> str:
+        """A UTC time as Django's SQLite backend stores it (naive, space-separated)."""
+        return str(datetime.fromtimestamp(ns / 1e9, UTC).replace(tzinfo=None))
 
-    def write(self, stream: str, rows: list[tuple[Any, ...]]) -> None:
+    def write(self, rows: list[tuple[Any, ...]]) -> None:
         self.conn.execute("BEGIN")
         self.conn.executemany(SQLITE_INSERT, rows)
         self.conn.execute("COMMIT")
@@ -154,43 +130,18 @@ class PostgresRecord:
 
     def __init__(self, url: str) -> None:
         import psycopg  # only here: a SQLite run needs no driver
-
-        self.conn = psycopg.connect(url, autocommit=True)
-
-    @staticmethod
-    def result(value: dict[str, Any]) -> Any:
         from psycopg.types.json import Jsonb
 
-        return Jsonb(value)
+        self.conn = psycopg.connect(url, autocommit=True)
+        self.result = Jsonb  # a result as psycopg sends jsonb
 
     @staticmethod
-    def row(
-        stream: str,
-        entry_id: str,
-        envelope: Envelope,
-        digest: str,
-        ns: tuple[int, int],
-        result: Any,
-    ) -> tuple[Any, ...]:
-        """One element of each of POSTGRES_INSERT's arrays (stream and consumer go once)."""
-        started, finished = (datetime.fromtimestamp(t / 1e9, UTC) for t in ns)
-        return (
-            digest,
-            envelope.type,
-            envelope.id or "",
-            envelope.source,
-            envelope.subject or "",
-            entry_id,
-            started,  # also created_at: the row is first written when it is done
-            finished,
-            (ns[1] - ns[0]) / 1e6,
-            result,
-        )
+    def time(ns: int) -> datetime:
+        return datetime.fromtimestamp(ns / 1e9, UTC)
 
-    def write(self, stream: str, rows: list[tuple[Any, ...]]) -> None:
+    def write(self, rows: list[tuple[Any, ...]]) -> None:
         if rows:  # autocommit: the one statement is the batch's transaction
-            columns = [list(column) for column in zip(*rows, strict=True)]
-            self.conn.execute(POSTGRES_INSERT, [stream, CONSUMER, *columns])
+            self.conn.execute(POSTGRES_INSERT, [list(c) for c in zip(*rows, strict=True)])
 
     def close(self) -> None:
         self.conn.close()
@@ -238,10 +189,25 @@ def run(
                     continue
                 started_ns = time.time_ns()
                 result = db.result(probe_result(data, started_ns))
-                ns = (started_ns, time.time_ns())
+                finished_ns = time.time_ns()
                 hashes.append(digest)
-                rows.append(db.row(stream, entry_id, envelope, digest, ns, result))
-            db.write(stream, rows)
+                rows.append(
+                    (
+                        digest,
+                        envelope.type,
+                        envelope.id or "",
+                        envelope.source,
+                        envelope.subject or "",
+                        entry_id,
+                        db.time(started_ns),
+                        db.time(finished_ns),
+                        (finished_ns - started_ns) / 1e6,
+                        result,
+                        stream,
+                        CONSUMER,
+                    )
+                )
+            db.write(rows)
             with client.pipeline(transaction=False) as pipe:
                 for digest in hashes:
                     pipe.set(KEYS.gate(digest), "done", ex=DONE_TTL_S)
