@@ -542,7 +542,9 @@ METHOD = """## How it is measured
   * *floor* (throughput only): the required per-event work with nothing else, described
     in section 1. Its gate keys are the engine's (`streamdesk:idem:<hash>`, runworker's
     default lease and TTL); its rows go to a fresh copy of the migrated database, with
-    all of `workers_agentrun`'s indexes, through `sqlite3` (WAL, `synchronous=NORMAL`).
+    all of `workers_agentrun`'s indexes: through `sqlite3` (WAL, `synchronous=NORMAL`),
+    or through psycopg on PostgreSQL (the batch in one `INSERT ... SELECT FROM unnest`
+    statement of binary arrays, in autocommit: the statement is its own transaction).
   * *naive*: the polling worker the article replaces. Jobs sit in a SQLite `jobs` table
     (WAL, `synchronous=NORMAL`, an index on `(status, id)`). Each poll selects a page of
     100 pending jobs, oldest first; each job is decoded, validated with the probe's
