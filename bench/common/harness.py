@@ -104,6 +104,11 @@ def postgres_url() -> str:
     return os.environ.get(POSTGRES_URL_ENV) or DEFAULT_POSTGRES_URL
 
 
+def server_address(url: str) -> str:
+    """host:port of a database URL, without its user or password (for the report)."""
+    return urlsplit(url).netloc.rpartition("@")[2] or "the default server"
+
+
 def postgres_unreachable(url: str) -> str | None:
     """Why the PostgreSQL server at ``url`` cannot be used (None: it can)."""
     try:
@@ -114,7 +119,7 @@ def postgres_unreachable(url: str) -> str | None:
         with psycopg.connect(url, connect_timeout=POSTGRES_CONNECT_TIMEOUT_S) as conn:
             conn.execute("SELECT 1")
     except psycopg.Error as exc:
-        return f"{urlsplit(url).netloc or url} not reachable ({str(exc).strip().splitlines()[0]})"
+        return f"{server_address(url)} not reachable ({str(exc).strip().splitlines()[0]})"
     return None
 
 

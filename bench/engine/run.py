@@ -18,9 +18,15 @@ import sys
 import time
 from importlib.metadata import version
 from pathlib import Path
-from urllib.parse import urlsplit
 
-from bench.common.harness import KIND_NAMES, POSTGRES_URL_ENV, PRODUCTION_ENV, Bench, open_bench
+from bench.common.harness import (
+    KIND_NAMES,
+    POSTGRES_URL_ENV,
+    PRODUCTION_ENV,
+    Bench,
+    open_bench,
+    server_address,
+)
 from bench.common.machine import machine
 from bench.common.report import ENGINE
 from bench.engine import latency, throughput
@@ -171,9 +177,8 @@ def main(argv: list[str] | None = None) -> int:
 def postgres_setup(bench: Bench) -> str:
     """The server as the report shows it: version, address, the settings that matter."""
     assert bench.postgres is not None
-    where = urlsplit(bench.postgres.url).netloc.rpartition("@")[2]
     return (
-        f"{bench.postgres.version} at {where}, the server's defaults "
+        f"{bench.postgres.version} at {server_address(bench.postgres.url)}, the server's defaults "
         f"({bench.postgres.settings}); psycopg {version('psycopg')}"
     )
 
