@@ -1,7 +1,7 @@
 """``AgentRun`` rows: the database half of the idempotency gate.
 
 One row per event hash, written once per attempt outcome with an upsert (a batch's rows in
-one ``executemany``):
+one statement on PostgreSQL, one ``executemany`` on SQLite):
 
 - a **commit** lands only if the row is not already ``succeeded`` and its ``fence`` is
   empty or names this attempt's lease;
@@ -89,20 +89,15 @@ def succeeded(hashes: list[str]) -> list[tuple[str, str]]:
     here, not in SQL: given ``status = ...`` SQLite prefers the status index and scans every
     succeeded row instead of looking the hashes up in the unique index."""
     found: list[tuple[str, str, str]] = []
-    if is_postgresql():  # one statement, the same text for any number of hashes
-        cursor = raw_cursor()
-        try:
-            cursor.execute(ANY_SQL, [hashes])
-            found = cursor.fetchall()
-        finally:
-            cursor.close()
-        return [(h, lease) for h, lease, status in found if status == SUCCEEDED]
     cursor = raw_cursor()
     try:
-        for i in range(0, len(hashes), CHUNK_ROWS):
-            chunk = hashes[i : i + CHUNK_ROWS]
-            cursor.execute(placeholders(_select_sql(len(chunk))), chunk)
-            found += cursor.fetchall()
+        if is_postgresql():  # one statement, the same text for any number of hashes
+            found = cursor.execute(ANY_SQL, [hashes]).fetchall()
+        else:
+            for i in range(0, len(hashes), CHUNK_ROWS):
+                chunk = hashes[i : i + CHUNK_ROWS]
+                cursor.execute(placeholders(_select_sql(len(chunk))), chunk)
+                found += cursor.fetchall()
     finally:
         cursor.close()
     return [(h, lease) for h, lease, status in found if status == SUCCEEDED]
