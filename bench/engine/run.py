@@ -19,19 +19,15 @@ import time
 from importlib.metadata import version
 from pathlib import Path
 
-from bench.common.harness import (
-    KIND_NAMES,
-    POSTGRES_URL_ENV,
-    PRODUCTION_ENV,
-    Bench,
-    open_bench,
-    server_address,
-)
+from bench.common.databases import KIND_NAMES, POSTGRES_URL_ENV, server_address
+from bench.common.harness import PRODUCTION_ENV, Bench, open_bench
 from bench.common.machine import machine
 from bench.common.report import ENGINE
 from bench.engine import latency, throughput
-from bench.engine.report import Params, Results, render, summary
+from bench.engine.report import render
+from bench.engine.results import Params, Results
 from bench.engine.subjects import Naive, Raw, Runworker, all_subjects
+from bench.engine.summary import summary
 
 
 def parse(argv: list[str]) -> argparse.Namespace:

@@ -14,6 +14,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable
 from typing import Any, cast
 
+from bench.common.databases import Database, run_results, succeeded_runs
 from bench.common.harness import (
     FLOOR_GROUP,
     RAW_GROUP,
@@ -21,14 +22,11 @@ from bench.common.harness import (
     WORKER_GROUP,
     Bench,
     BenchError,
-    Database,
     baseline_cmd,
     floor_cmd,
     group_progress,
     jobs_progress,
-    run_results,
     runworker_cmd,
-    succeeded_runs,
     wait_until,
 )
 from bench.engine import load

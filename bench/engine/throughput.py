@@ -15,7 +15,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from bench.common.harness import POSTGRES, BenchError, log_tail, rss_kb, spawn, stop, wait_exit
+from bench.common.databases import POSTGRES
+from bench.common.harness import BenchError, log_tail, rss_kb, spawn, stop, wait_exit
 from bench.engine.cpu import CpuMeter, CpuUse
 from bench.engine.subjects import Subject, settle_time
 
