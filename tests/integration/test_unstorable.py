@@ -3,11 +3,13 @@ reason ``unstorable``, the rest of its batch commits, and transient errors are r
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import sqlite3
 import threading
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from typing import Any
 
@@ -154,33 +156,50 @@ def test_a_locked_database_is_waited_out_not_dead_lettered(
     assert r.xlen(DEAD) == 0 and pending(r) == 0
 
 
+@contextlib.contextmanager
+def insert_trigger(name: str, action: str) -> Iterator[Callable[[], int]]:
+    """A PostgreSQL trigger on every AgentRun insert that runs ``action`` while the sequence
+    ``<name>_calls`` (it counts each insert and survives rollbacks) is below a bound the
+    action names as ``calls``; yields a function that reads how often it fired."""
+    table = AgentRun._meta.db_table
+    with connection.cursor() as cursor:
+        cursor.execute(f"CREATE SEQUENCE {name}_calls")
+        cursor.execute(
+            f"CREATE FUNCTION {name}() RETURNS trigger AS $$ DECLARE calls bigint; BEGIN "
+            f"calls := nextval('{name}_calls'); {action} RETURN NEW; END $$ LANGUAGE plpgsql"
+        )
+        cursor.execute(
+            f"CREATE TRIGGER {name} BEFORE INSERT ON {table} FOR EACH ROW EXECUTE FUNCTION {name}()"
+        )
+
+    def fired() -> int:
+        with connection.cursor() as cursor:
+            cursor.execute(f"SELECT last_value FROM {name}_calls")
+            row = cursor.fetchone()
+        return int(row[0]) if row else 0
+
+    try:
+        yield fired
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute(f"DROP TRIGGER {name} ON {table}")
+            cursor.execute(f"DROP FUNCTION {name}()")
+            cursor.execute(f"DROP SEQUENCE {name}_calls")
+
+
 @pytest.mark.skipif("connection.vendor != 'postgresql'")
 def test_a_serialization_failure_is_retried_not_dead_lettered(
     r: redis.Redis, redis_url: str, config: EngineConfig
 ) -> None:
     """PostgreSQL's SQLSTATE 40001 is transient: the batch is written again after a backoff.
     A trigger refuses the first two inserts (a sequence counts: it survives the rollback)."""
-    table = AgentRun._meta.db_table
-    with connection.cursor() as cursor:
-        cursor.execute("CREATE SEQUENCE sd_refusals")
-        cursor.execute(
-            "CREATE FUNCTION sd_refuse_twice() RETURNS trigger AS $$ BEGIN "
-            "IF nextval('sd_refusals') <= 2 THEN "
-            "RAISE EXCEPTION 'could not serialize access' USING ERRCODE = '40001'; END IF; "
-            "RETURN NEW; END $$ LANGUAGE plpgsql"
-        )
-        cursor.execute(
-            f"CREATE TRIGGER sd_refuse_twice BEFORE INSERT ON {table} "
-            "FOR EACH ROW EXECUTE FUNCTION sd_refuse_twice()"
-        )
+    refuse = (
+        "IF calls <= 2 THEN RAISE EXCEPTION 'could not serialize access' "
+        "USING ERRCODE = '40001'; END IF;"
+    )
     publish(r, ["flaky"])
-    try:
+    with insert_trigger("sd_refuse_twice", refuse):
         run_burst(redis_url, config, returning({"flaky": "ok"}), timeout_s=30)
-    finally:
-        with connection.cursor() as cursor:
-            cursor.execute(f"DROP TRIGGER sd_refuse_twice ON {table}")
-            cursor.execute("DROP FUNCTION sd_refuse_twice()")
-            cursor.execute("DROP SEQUENCE sd_refusals")
     row = AgentRun.objects.get()
     assert (row.status, row.result, row.attempts) == (RunStatus.SUCCEEDED, "ok", 1)
     assert r.xlen(DEAD) == 0 and pending(r) == 0
@@ -215,29 +234,12 @@ def test_a_connection_lost_in_the_middle_of_a_batch_is_reconnected_and_retried(
     """The server ends the worker's connection while its batch statement runs (a trigger
     terminates its own backend, once): the batch is written again on a new connection,
     each event succeeds once, nothing is dead-lettered."""
-    table = AgentRun._meta.db_table
-    with connection.cursor() as cursor:
-        cursor.execute("CREATE SEQUENCE sd_kills")
-        cursor.execute(
-            "CREATE FUNCTION sd_kill_once() RETURNS trigger AS $$ BEGIN "
-            "IF nextval('sd_kills') = 1 THEN PERFORM pg_terminate_backend(pg_backend_pid()); "
-            "END IF; RETURN NEW; END $$ LANGUAGE plpgsql"
-        )
-        cursor.execute(
-            f"CREATE TRIGGER sd_kill_once BEFORE INSERT ON {table} "
-            "FOR EACH ROW EXECUTE FUNCTION sd_kill_once()"
-        )
+    kill = "IF calls = 1 THEN PERFORM pg_terminate_backend(pg_backend_pid()); END IF;"
     ids = [f"k{i}" for i in range(30)]
     publish(r, ids)
-    try:
+    with insert_trigger("sd_kill_once", kill) as fired:
         run_burst(redis_url, config, returning({i: i for i in ids}), timeout_s=60)
-    finally:
-        with connection.cursor() as cursor:
-            cursor.execute(f"DROP TRIGGER sd_kill_once ON {table}")
-            cursor.execute("DROP FUNCTION sd_kill_once()")
-            cursor.execute("SELECT last_value FROM sd_kills")
-            kills = cursor.fetchone()
-            cursor.execute("DROP SEQUENCE sd_kills")
+        kills = (fired(),)
     assert kills is not None and kills[0] >= 1  # the connection was really lost
     rows = AgentRun.objects.all()
     assert rows.count() == 30
