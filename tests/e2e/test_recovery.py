@@ -88,7 +88,14 @@ def test_paused_worker_loses_its_lease_and_its_commit_is_fenced(
 ) -> None:
     xadd(r, {"type": "demo.sleep", "source": "test", "id": "slow", "data": {"ms": 2500}})
     paused = workers.start("paused")
-    wait_for(lambda: running(r) == 1, what="the agent to start")
+    # The gate's record says "running" before the database's duplicate check answers; a
+    # worker stopped in between would later find the taker's commit and count a duplicate,
+    # not a fenced result. The "ran" step is written once the agent has started.
+    wait_for(
+        lambda: running(r) == 1
+        and TimelineStep.objects.filter(consumer="paused", kind="ran").exists(),
+        what="the agent to start",
+    )
     paused.send_signal(signal.SIGSTOP)  # a GC pause, a frozen VM: no renewals, no commit
     try:
         taker = workers.start("taker", "--burst")
@@ -96,7 +103,10 @@ def test_paused_worker_loses_its_lease_and_its_commit_is_fenced(
     finally:
         paused.send_signal(signal.SIGCONT)
 
-    wait_for(lambda: counters(r).get("fenced", 0) == 1, what="the stale commit to be fenced")
+    try:
+        wait_for(lambda: counters(r).get("fenced", 0) == 1, what="the stale commit to be fenced")
+    except AssertionError as timed_out:
+        raise AssertionError(f"{timed_out}\n{workers.log('paused')}") from None
     paused.send_signal(signal.SIGTERM)
     assert workers.exit_code(paused, "paused", 30) == 0, workers.log("paused")
 
