@@ -92,8 +92,9 @@ def test_paused_worker_loses_its_lease_and_its_commit_is_fenced(
     # worker stopped in between would later find the taker's commit and count a duplicate,
     # not a fenced result. The "ran" step is written once the agent has started.
     wait_for(
-        lambda: running(r) == 1
-        and TimelineStep.objects.filter(consumer="paused", kind="ran").exists(),
+        lambda: (
+            running(r) == 1 and TimelineStep.objects.filter(consumer="paused", kind="ran").exists()
+        ),
         what="the agent to start",
     )
     paused.send_signal(signal.SIGSTOP)  # a GC pause, a frozen VM: no renewals, no commit
