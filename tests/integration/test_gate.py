@@ -10,6 +10,7 @@ import redis.asyncio as aredis
 
 from workers.core.keys import Keys
 from workers.gate import Gate, Outcome
+from workers.redis.connection import aconnect
 
 
 def run(coro):  # type: ignore[no-untyped-def]
@@ -18,9 +19,11 @@ def run(coro):  # type: ignore[no-untyped-def]
 
 async def with_gate(redis_url: str, lease_ms: int, fn):  # type: ignore[no-untyped-def]
     client = aredis.Redis.from_url(redis_url, decode_responses=True)
+    gate = Gate(client, Keys(), lease_ms, done_ttl_s=60)
     try:
-        return await fn(Gate(client, Keys(), lease_ms, done_ttl_s=60), client)
+        return await fn(gate, client)
     finally:
+        await gate.aclose()
         await client.aclose()
 
 
@@ -123,3 +126,29 @@ def test_lease_uses_the_server_clock(r: redis.Redis, redis_url: str) -> None:
     lease_until = int(r.hget("streamdesk:idem:h", "lease_until") or 0)
     assert 9_000 < lease_until - server_ms <= 11_000
     assert abs(server_ms - time.time() * 1000) < 60_000
+
+
+def test_the_request_is_at_the_server_before_the_next_task_runs(
+    r: redis.Redis, redis_url: str
+) -> None:
+    """The engine runs the database's duplicate check beside the gate, and the check may
+    block the loop (a lookup on its thread): the gate's request must already be out."""
+
+    async def go() -> list[str | None]:
+        client = await aconnect(redis_url, socket_timeout=5)  # as the engine connects
+        gate = Gate(client, Keys(), 5000, done_ttl_s=60)
+        seen: list[str | None] = []
+
+        async def blocking_lookup() -> None:
+            time.sleep(0.2)  # the loop is held; only the server can make progress
+            seen.append(r.hget("streamdesk:idem:h2", "state"))
+
+        try:
+            await gate.acquire_many([("h1", "a/1")])  # the first call connects
+            await asyncio.gather(gate.acquire_many([("h2", "a/2")]), blocking_lookup())
+        finally:
+            await gate.aclose()
+            await client.aclose()
+        return seen
+
+    assert run(go()) == ["running"]

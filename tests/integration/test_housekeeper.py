@@ -48,6 +48,7 @@ async def _follow_pause(redis_url: str, config: EngineConfig) -> tuple[list[str 
     status = Status(started_ms=1, processed=7, stopping=True)
     states.append(keeper.info()["state"])
     await db.close()
+    await gate.aclose()
     await client.aclose()
     return told, states
 

@@ -85,6 +85,7 @@ async def _settle(redis_url: str, config: EngineConfig, store: MemoryRunStore) -
     task.cancel()
     await asyncio.gather(task, return_exceptions=True)
     await db.close()
+    await gate.aclose()
     await client.aclose()
     return [ok, failed, refused]
 

@@ -107,11 +107,12 @@ def acquire(redis_url: str, event_hash_: str, owner: str) -> Outcome:
 
     async def main() -> Outcome:
         client = aredis.Redis.from_url(redis_url, decode_responses=True)
+        gate = Gate(client, KEYS, lease_ms=30_000, done_ttl_s=60)
         try:
-            gate = Gate(client, KEYS, lease_ms=30_000, done_ttl_s=60)
             [ticket] = await gate.acquire_many([(event_hash_, owner)])
             return ticket.outcome
         finally:
+            await gate.aclose()
             await client.aclose()
 
     return asyncio.run(main())

@@ -129,6 +129,7 @@ class Worker:
             await asyncio.gather(*background, return_exceptions=True)
             await self.housekeeper.farewell()
             await self.db.close()
+            await self.gate.aclose()
             self.done_check.close()
             self._agents.shutdown(wait=False, cancel_futures=True)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any, cast
 
@@ -75,13 +76,62 @@ class HiredisPacking:
 _HIREDIS = HiredisRespSerializer()
 
 
+class DirectWrites:
+    """A command is written at once, and only a write that has to wait for the socket is put
+    under the timeout. redis-py wraps every write in ``asyncio.wait_for`` when a socket
+    timeout is set: a new task and a trip around the event loop per command, though a write
+    only waits when the socket's buffer is full. That trip let other tasks run before the
+    gate's request left (see ``Gate``) and cost each command a task."""
+
+    _writer: asyncio.StreamWriter | None
+    socket_timeout: float | None
+    health_check_interval: int
+    next_health_check: float
+
+    async def send_packed_command(self, command: Any, check_health: bool = True) -> None:
+        writer = self._writer
+        if (
+            writer is None
+            or writer.transport.is_closing()
+            or not isinstance(command, list)
+            or (check_health and self._health_check_due())
+        ):
+            # Connecting, a health check, a str or bytes command: redis-py's own way.
+            await cast(Any, super()).send_packed_command(command, check_health)
+            return
+        writer.writelines(command)
+        if writer.transport.get_write_buffer_size() == 0:
+            return  # all of it is with the kernel: nothing to wait for
+        try:
+            async with asyncio.timeout(self.socket_timeout):
+                await writer.drain()
+        except BaseException as exc:
+            # Half a command may be out and the rest is stuck in the buffer: the connection
+            # is dropped at once (close() would wait for a buffer that never drains).
+            writer.transport.abort()
+            await cast(Any, self).disconnect(nowait=True)
+            if isinstance(exc, TimeoutError):
+                raise redis.TimeoutError("Timeout writing to socket") from None
+            if isinstance(exc, OSError):
+                raise redis.ConnectionError(f"Error while writing to socket: {exc}") from exc
+            raise  # cancelled
+
+    def _health_check_due(self) -> bool:
+        interval = self.health_check_interval
+        return bool(interval) and asyncio.get_running_loop().time() > self.next_health_check
+
+
 def pack_with_hiredis(client: aredis.Redis) -> aredis.Redis:
-    """Before its first connection: the client's connections pack with hiredis. from_url
-    chose the class for the URL's scheme (TCP, TLS, unix socket); that class is kept."""
+    """Before its first connection: the client's connections pack with hiredis and write
+    directly. from_url chose the class for the URL's scheme (TCP, TLS, unix socket); that
+    class is kept."""
     pool = client.connection_pool
-    if HIREDIS_AVAILABLE and not issubclass(pool.connection_class, HiredisPacking):
-        cls = pool.connection_class
-        pool.connection_class = type(f"Hiredis{cls.__name__}", (HiredisPacking, cls), {})
+    cls = pool.connection_class
+    mixins = [m for m in (HiredisPacking, DirectWrites) if not issubclass(cls, m)]
+    if not HIREDIS_AVAILABLE and HiredisPacking in mixins:
+        mixins.remove(HiredisPacking)
+    if mixins:
+        pool.connection_class = type(f"Engine{cls.__name__}", (*mixins, cls), {})
     return client
 
 
