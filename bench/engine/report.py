@@ -81,6 +81,7 @@ def _targets(r: Results) -> list[str]:
         )
         for kind in r.kinds
     ]
+    rows += _ceilings(r)
     for kind in r.kinds:
         shown = KIND_NAMES[kind]
         p99, light_p99, raw_p99 = r.p99(kind), r.p99(kind, True), r.pickups[RAW].p99_ms
@@ -121,6 +122,27 @@ def _targets(r: Results) -> list[str]:
         ]
     if not pg:
         rows += ["", f"PostgreSQL was not measured in this run: {r.postgres_skipped}."]
+    return rows
+
+
+def _ceilings(r: Results) -> list[str]:
+    """What more processes could gain at most: the machine's CPUs over the cores one
+    process's drain kept busy, counting every part (the worker, Valkey, PostgreSQL's
+    backends, the bench's polling), which all share those CPUs."""
+    n, cpus, rows = r.params.processes, r.machine.cpus, []
+    for kind in r.kinds:
+        cpu = r.rates[runworker_key(kind)].cpu
+        if cpu is None or cpu.seconds <= 0 or cpu.total <= 0:
+            continue
+        busy = cpu.total / cpu.seconds
+        rows.append(
+            _row(
+                f"context, not a target: the most `--processes {n}` can reach on {cpus} CPUs "
+                f"({KIND_NAMES[kind]}), {cpus} CPUs / the cores one process's drain kept busy",
+                f"{times(min(cpus / busy, n))} ({cpus} / {busy:.2f} cores)",
+                None,
+            )
+        )
     return rows
 
 
