@@ -51,8 +51,14 @@ class BenchError(RuntimeError):
     """A run that went wrong: the benchmark stops rather than report a bad number."""
 
 
+# runworker reads no more entries than it has free agent slots (an agent worker must not
+# hoard entries another worker could run), so --concurrency caps its batches: with 64 its
+# reads held 64 events against the floor's 200. Both batch 200 here.
+BATCH = "200"
+
+
 def runworker_cmd(burst: bool, processes: int = 1) -> list[str]:
-    cmd = [PYTHON, "manage.py", "runworker", "--concurrency", "64", "--batch-size", "200"]
+    cmd = [PYTHON, "manage.py", "runworker", "--concurrency", BATCH, "--batch-size", BATCH]
     if processes > 1:
         cmd += ["--processes", str(processes)]
     return [*cmd, "--burst"] if burst else cmd

@@ -290,7 +290,9 @@ Command: `{p.command}` (`{ENGINE.target}` runs it without options). The worker u
 `{display(runworker_cmd(burst=True))}` (without `--burst` for latency; with
 `--processes {n}` in the rows that say so), with `STREAMDESK_AGENT_MODULES=bench.engine.agents`,
 `LOG_LEVEL=WARNING`, and `DEBUG` unset, so settings.py's default (on) applies, except in the
-"DEBUG=0" memory runs. Databases: {databases}. SQLite in WAL mode (settings.py's pragmas);
+"DEBUG=0" memory runs. `runworker` reads no more entries than it has free agent slots, so
+`--concurrency` caps its batches; it equals `--batch-size` and the floor's batch (200) here.
+Databases: {databases}. SQLite in WAL mode (settings.py's pragmas);
 PostgreSQL through `DATABASE_URL=postgres://...` with the server's own settings, as a
 deployment that has not tuned it has (see "How it is measured").
 
