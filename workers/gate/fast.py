@@ -24,6 +24,10 @@ DONE = lua("done")
 RELEASE = lua("release")
 
 
+# A dict lookup per event, not Outcome(value): an enum's call was 6% of the loop's time.
+OUTCOMES = {o.value: o for o in Outcome}
+
+
 @dataclass(frozen=True, slots=True)
 class Ticket:
     outcome: Outcome
@@ -60,7 +64,7 @@ class Gate:
         args: list[Any] = [self.lease_ms, self.done_ttl_s * 1000]
         args += [owner for _, owner in requests]
         flat: list[Any] = await self._acquire(keys=keys, args=args, client=self._intake)
-        return [Ticket(Outcome(str(o)), int(t)) for o, t in zip(flat[::2], flat[1::2], strict=True)]
+        return [Ticket(OUTCOMES[o], int(t)) for o, t in zip(flat[::2], flat[1::2], strict=True)]
 
     async def aclose(self) -> None:
         await self._intake.aclose()
