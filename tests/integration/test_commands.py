@@ -190,3 +190,24 @@ def test_command_error_hides_the_redis_password() -> None:
     assert result.returncode == 1
     assert "cannot reach Redis at redis://default:***@127.0.0.1:1/0" in result.stderr
     assert "s3cret-pw" not in result.stdout + result.stderr
+
+
+def test_up_banner_lines_up_the_childrens_pids() -> None:
+    from workers.engine.supervisor import Child
+    from workers.management.commands.up import Command as Up
+
+    sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    try:
+        children = [Child(n, [], proc=sleeper) for n in ("workers", "console", "demo producer")]
+        out = StringIO()
+        Up(stdout=out)._banner(
+            "redis://127.0.0.1:6379/0", True, children, {"no_console": True}, None
+        )
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+    rows = [line for line in out.getvalue().splitlines() if line.endswith(f"pid {sleeper.pid}")]
+    assert [row.split()[0] for row in rows] == ["workers", "console", "demo"]
+    assert len({row.index("pid ") for row in rows}) == 1  # one column
+    [database] = [line for line in out.getvalue().splitlines() if line.startswith("  database")]
+    assert database.index(database.split()[1]) == rows[0].index("pid ")  # and the others' values

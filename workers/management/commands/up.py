@@ -179,13 +179,14 @@ class Command(BaseCommand):
         admin: Admin | None,
     ) -> None:
         where = "embedded Valkey, started now" if started else "already running"
-        lines = [
-            "",
-            "Streamdesk is running:",
-            f"  redis      {redact_url(url)} ({where if not settings.REDIS_URL else 'REDIS_URL'})",
-            f"  database   {settings.DATABASES['default']['NAME']}",
+        rows = [
+            ("redis", f"{redact_url(url)} ({where if not settings.REDIS_URL else 'REDIS_URL'})"),
+            ("database", str(settings.DATABASES["default"]["NAME"])),
         ]
-        lines += [f"  {c.name:<10} pid {c.proc.pid}" for c in children if c.proc is not None]
+        rows += [(c.name, f"pid {c.proc.pid}") for c in children if c.proc is not None]
+        width = max(len(name) for name, _ in rows) + 1  # "demo producer" is the longest
+        lines = ["", "Streamdesk is running:"]
+        lines += [f"  {name:<{width}}{value}" for name, value in rows]
         if not options["no_console"]:
             lines += ["", f"  console:    http://127.0.0.1:{options['port']}/"]
             lines += sign_in_lines(admin) if admin else []
