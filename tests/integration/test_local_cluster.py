@@ -18,7 +18,8 @@ from redis.cluster import RedisCluster
 from tests.support.cluster import kill_nodes, node_pids, private_cluster
 from workers.core.errors import RedisUnavailable
 from workers.management.commands.valkey import Command
-from workers.redis.cluster import LocalCluster, StartResult, free_base_port, pid_alive, topology
+from workers.redis.cluster import LocalCluster, StartResult
+from workers.redis.cluster_node import free_base_port, pid_alive, topology
 
 
 @pytest.fixture(scope="module")

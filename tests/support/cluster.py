@@ -12,7 +12,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from tests.support.wait import wait_for
-from workers.redis.cluster import LocalCluster, free_base_port, pid_alive
+from workers.redis.cluster import LocalCluster
+from workers.redis.cluster_node import free_base_port, pid_alive
 
 
 def node_pids(cluster: LocalCluster) -> list[int]:

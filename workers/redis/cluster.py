@@ -13,36 +13,35 @@ import contextlib
 import fcntl
 import json
 import os
-import random
 import signal
-import socket
-import subprocess
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
 
 import redis
 
 from workers.core.errors import ConfigurationError, RedisUnavailable
-from workers.redis.datadir import PRIVATE_UMASK, private_dir, private_file
-from workers.redis.embedded import valkey_binary, wait_until_ready
+from workers.redis.cluster_node import (
+    BUS_PORT_OFFSET,
+    Node,
+    NodeStatus,
+    pid_alive,
+    port_free,
+    replica_ready,
+    topology,
+)
+from workers.redis.datadir import private_dir, private_file
+from workers.redis.embedded import wait_until_ready
 
 MIN_MASTERS = 3
 TOTAL_SLOTS = 16384
 DEFAULT_BASE_PORT = 30001
-# Valkey's default: a node's cluster bus listens on its port + 10000.
-BUS_PORT_OFFSET = 10000
-# Low, so that a test which kills a master sees its replica take over within seconds.
-NODE_TIMEOUT_MS = 2000
 START_TIMEOUT_S = 20.0
 STOP_TIMEOUT_S = 10.0
 POLL_S = 0.05
 LAYOUT_FILE = "cluster.json"
 
-# One node as another sees it: (port, flags, its master's port or 0, slots).
-NodeView = tuple[int, str, int, str]
 # A readiness check: the first node not ready yet and why, or None.
 Check = Callable[[], "tuple[Node, str] | None"]
 
@@ -85,16 +84,6 @@ class StartResult:
 
 
 @dataclass(frozen=True, slots=True)
-class NodeStatus:
-    port: int
-    up: bool
-    pid: int | None
-    role: str  # "master" or "replica"; "" when the node does not answer
-    slots: str  # e.g. "0-5460"; "" for a replica or a node that does not answer
-    cluster_state: str  # what this node says of the cluster; "" when it does not answer
-
-
-@dataclass(frozen=True, slots=True)
 class ClusterStatus:
     layout: Layout
     url: str
@@ -108,42 +97,6 @@ class ClusterStatus:
         return next((s for s in states if s != "ok"), "ok" if states else "down")
 
 
-def pid_alive(pid: int) -> bool:
-    """True for a live process. A zombie counts as dead: daemonized nodes are reparented to
-    PID 1, which in some containers never reaps them."""
-    try:
-        os.kill(pid, 0)
-    except OSError:
-        return False
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return True
-    return stat.rsplit(")", 1)[-1].split()[0] != "Z"
-
-
-def port_free(port: int) -> bool:
-    """True unless something listens on the loopback ``port``. SO_REUSEADDR, as the server
-    sets it, so connections of a node stopped a moment ago (TIME_WAIT) do not count."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            sock.bind(("127.0.0.1", port))
-        except OSError:
-            return False
-    return True
-
-
-def free_base_port(count: int, attempts: int = 100) -> int:
-    """A base port whose ``count`` ports and their bus ports are free now (tests, benches)."""
-    for _ in range(attempts):
-        base = random.randrange(20000, 30000 - count)
-        ports = range(base, base + count)
-        if all(port_free(p) and port_free(p + BUS_PORT_OFFSET) for p in ports):
-            return base
-    raise RedisUnavailable(f"found no {count} free loopback ports for a cluster")
-
-
 def slot_ranges(masters: int) -> list[tuple[int, int]]:
     """The 16384 slots split into ``masters`` contiguous, nearly equal ranges."""
     bounds = [i * TOTAL_SLOTS // masters for i in range(masters + 1)]
@@ -155,99 +108,6 @@ def read_layout(data_dir: Path) -> Layout | None:
         return Layout(**json.loads((data_dir / LAYOUT_FILE).read_text()))
     except FileNotFoundError:
         return None
-
-
-class Node:
-    """One ``valkey-server`` of the cluster, on ``port``, with its files in ``directory``."""
-
-    def __init__(self, port: int, directory: Path) -> None:
-        self.port = port
-        self.directory = directory
-        self.url = f"redis://127.0.0.1:{port}/0"
-        self.pid_path = directory / "valkey.pid"
-        self.log_path = directory / "valkey.log"
-
-    def pid(self) -> int | None:
-        try:
-            pid = int(self.pid_path.read_text().strip())
-        except (OSError, ValueError):
-            return None
-        return pid if pid_alive(pid) else None
-
-    def command(self, *args: Any) -> Any:
-        with redis.Redis(
-            port=self.port, socket_timeout=2, socket_connect_timeout=1, decode_responses=True
-        ) as client:
-            return client.execute_command(*args)
-
-    def cluster_info(self) -> dict[str, str]:
-        text: str = self.command("CLUSTER", "INFO")
-        return dict(line.split(":", 1) for line in text.splitlines() if ":" in line)
-
-    def myself(self) -> list[str]:
-        """This node's own line of CLUSTER NODES, split: id, address, flags, master, ..., slots."""
-        lines: str = self.command("CLUSTER", "NODES")
-        return next(line.split() for line in lines.splitlines() if "myself" in line)
-
-    def spawn(self) -> None:
-        """Start the server as a daemon, so it outlives the command that started it."""
-        private_dir(self.directory)
-        args = [
-            *("--port", str(self.port), "--bind", "127.0.0.1", "--protected-mode", "yes"),
-            *("--dir", str(self.directory), "--daemonize", "yes"),
-            *("--pidfile", str(self.pid_path), "--logfile", str(self.log_path)),
-            *("--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf"),
-            *("--cluster-node-timeout", str(NODE_TIMEOUT_MS)),
-            *("--appendonly", "yes", "--appendfsync", "everysec"),
-            # A replica's first sync starts at once, not after the default 5 s wait for others.
-            *("--repl-diskless-sync-delay", "0"),
-        ]
-        result = subprocess.run(
-            [str(valkey_binary()), *args],
-            capture_output=True,
-            text=True,
-            check=False,
-            umask=PRIVATE_UMASK,
-        )
-        if result.returncode != 0:
-            raise RedisUnavailable(
-                f"valkey-server on port {self.port} failed to start ({result.returncode}): "
-                f"{result.stderr.strip()} (log: {self.log_path})"
-            )
-
-    def status(self) -> NodeStatus:
-        pid = self.pid()
-        try:
-            fields, state = self.myself(), self.cluster_info().get("cluster_state", "")
-        except (redis.RedisError, OSError):
-            return NodeStatus(self.port, False, pid, "", "", "")
-        role = "master" if "master" in fields[2].split(",") else "replica"
-        return NodeStatus(self.port, True, pid, role, " ".join(fields[8:]), state)
-
-
-def topology(node: Node) -> tuple[NodeView, ...]:
-    """The node's CLUSTER NODES as comparable data: equal on every node once they agree.
-    (Not CLUSTER SLOTS: it leaves out a replica until gossip tells of its replication
-    offset, seconds after the replica is in sync.)"""
-    text: str = node.command("CLUSTER", "NODES")
-    lines = [line.split() for line in text.splitlines()]
-    ports = {fields[0]: int(fields[1].split("@")[0].rsplit(":", 1)[1]) for fields in lines}
-    views = (
-        (
-            ports[f[0]],
-            ",".join(sorted(set(f[2].split(",")) - {"myself"})),
-            ports.get(f[3], 0),
-            " ".join(f[8:]),
-        )
-        for f in lines
-    )
-    return tuple(sorted(views))
-
-
-def replica_ready(node: Node) -> bool:
-    """A master, or a replica whose link to its master is up (its first sync done)."""
-    role: list[str] = node.command("ROLE")
-    return role[0] == "master" or role[3] == "connected"
 
 
 class LocalCluster:
