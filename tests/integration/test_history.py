@@ -151,3 +151,14 @@ def test_a_reader_keeps_its_points_and_follows_trims_and_flushes(r: redis.Redis)
     Lease(r, KEYS.history_recorder, "me").hold()
     store.record(point(T0 + 400_000), "me")
     assert [p["t"] for p in reader.read_all()["1s"]] == [T0 + 400_000]
+
+
+def test_the_recorder_deletes_the_retired_console_history(r: redis.Redis) -> None:
+    for key in KEYS.retired_history:
+        r.zadd(key, {"old point": 1})
+    standby = Recorder(r, KEYS, "second")
+    Recorder(r, KEYS, "first").tick()
+    assert r.exists(*KEYS.retired_history) == 0
+    r.zadd(KEYS.retired_history[0], {"old point": 1})
+    assert standby.tick() is None  # standing by: it deletes nothing
+    assert r.exists(KEYS.retired_history[0]) == 1

@@ -80,6 +80,12 @@ class Keys:
         return f"{self.prefix}waits:{stream}:{group}"
 
     @property
+    def retired_history(self) -> list[str]:
+        """Where the console's sampler kept its history before the recorder (nothing reads
+        or writes them now): deleted by the recorder that takes the lease."""
+        return [f"{self.prefix}console:history:{resolution}" for resolution in ("1s", "1m")]
+
+    @property
     def history_recorder(self) -> str:
         """Which process records the history (runworker or console; a key with a short expiry)."""
         return f"{self.prefix}history:recorder"

@@ -83,12 +83,16 @@ class Recorder:
         self.keys = keys
         self.lease = Lease(client, keys.history_recorder, holder)
         self.store = HistoryStore(client, keys)
+        self._retired_deleted = False
 
     def tick(self) -> int | None:
         """Record one sample if this process holds the lease. The number of resolutions
         appended to (0 when every bucket already has its point), None when standing by."""
         if not self.lease.hold():
             return None
+        if not self._retired_deleted:  # once per process, by the deployment's recorder
+            self.client.delete(*self.keys.retired_history)
+            self._retired_deleted = True
         return self.store.record(to_point(collect(self.client, self.keys)), self.lease.holder)
 
     def run(self, stop: threading.Event) -> None:
