@@ -5,6 +5,7 @@ cannot start ends the command with an error instead of a restart loop."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -149,8 +150,17 @@ def test_sigterm_drains_every_child(r: redis.Redis, supervised) -> None:
 def test_a_child_that_keeps_failing_ends_the_command_with_an_error(
     worker_env: dict[str, str], supervised
 ) -> None:
-    env = {**worker_env, "REDIS_URL": "redis://127.0.0.1:1/0"}  # nothing listens there
+    env = {
+        **worker_env,
+        "REDIS_URL": "redis://127.0.0.1:1/0",  # nothing listens there
+        "STREAMDESK_LOG_FORMAT": "json",
+    }
     run = supervised("--processes", "2", env=env)
     assert run.wait(120) == 1, run.log()
     assert "times in a row" in run.log() and "giving up" in run.log()
     assert "a worker process kept failing" in run.log()
+    # The supervisor logs as the workers do: one JSON object per line.
+    said = [
+        line for line in run.log().splitlines() if "restarting in" in line or "giving up" in line
+    ]
+    assert said and all(json.loads(line)["level"] == "warning" for line in said)

@@ -11,15 +11,17 @@ drain timeout is killed (its entries stay pending, for another worker to reclaim
 
 from __future__ import annotations
 
+import logging
 import os
 import signal
 import subprocess
 import sys
-from collections.abc import Callable
 from types import FrameType
 from typing import Any
 
 from workers.engine.supervisor import Child, Supervisor
+
+log = logging.getLogger(__name__)
 
 GIVE_UP_AFTER = 5
 STOP_MARGIN_S = 5.0
@@ -60,7 +62,6 @@ def run_processes(
     relay: bool,
     drain_timeout_s: float,
     settings_module: str,
-    say: Callable[[str], None],
 ) -> int:
     """Run ``count`` workers until a stop signal, or (``burst``) until all have exited 0.
     Returns the exit code: 1 when a child kept failing, else 0."""
@@ -77,7 +78,9 @@ def run_processes(
     ]
     supervisor = Supervisor(
         children,
-        say=say,
+        # Through logging, so STREAMDESK_LOG_FORMAT=json makes these lines JSON too; every
+        # one is a child's death, restart or kill, or the supervisor giving up.
+        say=log.warning,
         spawn=lambda argv: subprocess.Popen(argv, env=env),
         finish_on_success=burst,
         give_up_after=GIVE_UP_AFTER,
@@ -86,7 +89,7 @@ def run_processes(
     try:
         supervisor.start_all()
         pids = ", ".join(str(c.proc.pid) for c in children if c.proc)
-        say(f"supervising {count} worker processes (pids {pids})")
+        log.info("supervising %d worker processes (pids %s)", count, pids)
         supervisor.run(lambda: stopping)
     finally:
         supervisor.stop_all(drain_timeout_s + STOP_MARGIN_S)

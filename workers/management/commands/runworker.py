@@ -154,7 +154,6 @@ class Command(BaseCommand):
             relay=bool(options["relay"]),
             drain_timeout_s=config.drain_timeout_s,
             settings_module=settings.SETTINGS_MODULE,
-            say=self.stderr.write,
         )
         if code:
             raise CommandError("a worker process kept failing (see above)", returncode=code)
