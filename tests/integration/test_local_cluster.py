@@ -3,7 +3,11 @@ loopback ports in temp folders, whatever ``REDIS_URL`` says."""
 
 from __future__ import annotations
 
+import asyncio
+import os
 import socket
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from io import StringIO
@@ -16,10 +20,12 @@ from django.core.management.base import CommandError
 from redis.cluster import RedisCluster
 
 from tests.support.cluster import kill_nodes, node_pids, private_cluster
-from workers.core.errors import RedisUnavailable
+from tests.support.processes import ROOT
+from workers.core.errors import ClusterNotSupported, RedisUnavailable
 from workers.management.commands.valkey import Command
 from workers.redis.cluster import LocalCluster, StartResult
 from workers.redis.cluster_node import free_base_port, pid_alive, topology
+from workers.redis.connection import aconnect, connect
 
 
 @pytest.fixture(scope="module")
@@ -184,3 +190,25 @@ def test_status_without_a_cluster_says_so(settings: Any, tmp_path: Path) -> None
 def test_help_documents_the_cluster_flags() -> None:
     text = Command().create_parser("manage.py", "valkey").format_help()
     assert "--cluster [N]" in text and "--replicas N" in text and "not for production" in text
+
+
+def test_connecting_to_a_cluster_node_is_refused_with_the_reason(cluster: LocalCluster) -> None:
+    with pytest.raises(ClusterNotSupported, match=r"cluster_enabled:1.*single server"):
+        connect(cluster.url)
+    with pytest.raises(ClusterNotSupported, match="cannot run on a cluster yet"):
+        asyncio.run(aconnect(cluster.url))
+
+
+def test_a_command_on_a_cluster_exits_with_the_reason(cluster: LocalCluster) -> None:
+    env = {**os.environ, "REDIS_URL": cluster.url, "DEBUG": "1"}
+    result = subprocess.run(
+        [sys.executable, "manage.py", "streams"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode != 0
+    assert "cannot run on a cluster yet" in result.stderr
+    assert "Traceback" not in result.stderr

@@ -11,7 +11,7 @@ import redis.asyncio as aredis
 from redis.connection import HiredisRespSerializer
 from redis.utils import HIREDIS_AVAILABLE
 
-from workers.core.errors import RedisTooOld, RedisUnavailable
+from workers.core.errors import ClusterNotSupported, RedisTooOld, RedisUnavailable, StreamdeskError
 from workers.core.redact import redact_url
 from workers.redis.embedded import EmbeddedValkey
 
@@ -53,14 +53,30 @@ def check_version(info: dict[str, Any]) -> str:
     return label
 
 
+def check_not_cluster(info: dict[str, Any], url: str) -> None:
+    """Refuse a cluster node up front: the engine's scripts take several keys of a batch at
+    once, which a cluster refuses across slots (CROSSSLOT) and redirects (MOVED) one by one;
+    failing there, mid-batch, would say nothing useful."""
+    if int(info.get("cluster_enabled", 0)) == 1:
+        raise ClusterNotSupported(
+            f"REDIS_URL ({redact_url(url)}) is a node of a cluster (cluster_enabled:1), and "
+            "Streamdesk cannot run on a cluster yet: point REDIS_URL at a single server "
+            "(with replicas if you like). See docs/scaling.md."
+        )
+
+
 def connect(url: str, **kwargs: Any) -> redis.Redis:
-    """A sync client, checked to reach a recent enough server."""
+    """A sync client, checked to reach a recent enough server that is not a cluster node."""
     client = redis.Redis.from_url(url, decode_responses=True, **kwargs)
     try:
         check_version(cast(dict[str, Any], client.info("server")))
+        check_not_cluster(cast(dict[str, Any], client.info("cluster")), url)
     except (redis.ConnectionError, redis.TimeoutError, OSError) as exc:
         client.close()
         raise RedisUnavailable(f"cannot reach Redis at {redact_url(url)}: {exc}") from exc
+    except StreamdeskError:
+        client.close()
+        raise
     return client
 
 
@@ -139,7 +155,11 @@ async def aconnect(url: str, **kwargs: Any) -> aredis.Redis:
     client = pack_with_hiredis(aredis.Redis.from_url(url, decode_responses=True, **kwargs))
     try:
         check_version(await client.info("server"))
+        check_not_cluster(await client.info("cluster"), url)
     except (redis.ConnectionError, redis.TimeoutError, OSError) as exc:
         await client.aclose()
         raise RedisUnavailable(f"cannot reach Redis at {redact_url(url)}: {exc}") from exc
+    except StreamdeskError:
+        await client.aclose()
+        raise
     return client

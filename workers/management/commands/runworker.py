@@ -12,7 +12,7 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 
-from workers.core.errors import StreamdeskError
+from workers.core.errors import ClusterNotSupported, RedisUnavailable, StreamdeskError
 from workers.core.registry import default_registry
 from workers.engine.processes import run_processes, usable_cpus
 from workers.engine.serve import serve
@@ -147,6 +147,12 @@ class Command(BaseCommand):
 
     def supervise(self, options: dict[str, Any], overrides: dict[str, Any]) -> None:
         config = engine_config(**overrides)  # checked here once, not N times in children
+        try:
+            redis_client()
+        except ClusterNotSupported as exc:  # no restart can cure it: say so once, now
+            raise CommandError(str(exc)) from exc
+        except RedisUnavailable:
+            pass  # it may come back: the children retry, and the supervisor gives up in time
         code = run_processes(
             options["processes"],
             {k: v for k, v in overrides.items() if v is not None and k != "burst"},
