@@ -3,7 +3,8 @@
 The answer comes after XADD has returned (202 with the event id and the entry id), or says
 why nothing was published: 200 a replay of a body already published inside the window,
 404 unknown source, 415 not JSON, 413 too large, 401 signature, 400 body or schema (naming
-the field), 503 Redis down (the sender retries; the cause goes to the log, not to it).
+the field), 503 Redis down or, for a ``durable`` source, no replica confirmed the event in
+time (the sender retries; the cause goes to the log, not to it).
 """
 
 from __future__ import annotations
@@ -20,7 +21,13 @@ from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_POST
 
 from workers.core import keys
-from workers.core.errors import EventError, PayloadInvalid, RedisUnavailable, SignatureInvalid
+from workers.core.errors import (
+    EventError,
+    NotReplicated,
+    PayloadInvalid,
+    RedisUnavailable,
+    SignatureInvalid,
+)
 from workers.core.events import Envelope
 from workers.core.redact import redact_text
 from workers.core.registry import default_registry
@@ -29,6 +36,7 @@ from workers.producers.webhooks.config import WebhookSource, parse_sources
 from workers.producers.webhooks.intake import envelope_for, register_types
 from workers.producers.webhooks.mappings import Challenge
 from workers.producers.webhooks.replay import OncePublisher, Published
+from workers.redis.replication import Durability
 
 READ_CHUNK_BYTES = 64 * 1024
 RETRY_AFTER_S = 5
@@ -81,7 +89,12 @@ def publisher() -> OncePublisher:
 
 def publish_once(source: WebhookSource, envelope: Envelope, body: bytes) -> Published:
     return publisher().publish(
-        redis_client(), source.stream, envelope, source=source.name, body=body
+        redis_client(),
+        source.stream,
+        envelope,
+        source=source.name,
+        body=body,
+        durability=Durability() if source.durable else None,
     )
 
 
@@ -130,6 +143,10 @@ async def receive_webhook(request: HttpRequest, source: str) -> JsonResponse:
         return JsonResponse({"challenge": result.challenge})
     try:
         done = await asyncio.to_thread(publish_once, found, result, body)
+    except NotReplicated as exc:
+        # On the primary, not yet on a replica: the sender's retry finds this copy.
+        log.error("webhook %s: not confirmed durable: %s", source, exc)
+        return refused(503, "the event could not be stored; retry later", Retry_After=RETRY_AFTER_S)
     except (RedisUnavailable, redis.RedisError) as exc:
         # The sender is outside: it learns to retry, never the server's address or password.
         log.error("webhook %s: not published: %s", source, redact_text(str(exc)))

@@ -12,6 +12,7 @@ import redis
 from django.test import Client
 
 from tests.support.engine import counters, run_burst
+from tests.support.replication import replicated
 from tests.support.webhook_signing import (
     github_headers,
     hmac_headers,
@@ -19,6 +20,7 @@ from tests.support.webhook_signing import (
     stripe_headers,
 )
 from workers.core.config import EngineConfig
+from workers.core.errors import ConfigurationError
 from workers.core.events import decode_envelope, event_hash
 from workers.core.registry import Registry
 from workers.producers.webhooks.config import parse_sources
@@ -246,3 +248,26 @@ def test_redis_down_cause_is_logged_without_the_password(
     with caplog.at_level("ERROR", logger="streamdesk.webhooks"):
         post_issue()
     assert "not published" in caplog.text and "hunter2" not in caplog.text
+
+
+def test_a_durable_source_answers_202_only_once_a_replica_holds_the_event(
+    r: redis.Redis, settings: Any
+) -> None:
+    settings.STREAMDESK_WEBHOOKS = {**SOURCES, "any": {**SOURCES["any"], "durable": True}}
+    with replicated() as pair:
+        settings.REDIS_URL = pair.primary.url
+        body = b'{"order": 1}'
+        response = post("any", body, {**hmac_headers("s3", body), "X-Delivery": "o-1"})
+        assert response.status_code == 202
+        entry_id = response.json()["entry_id"]
+        with pair.replica_client() as replica:
+            assert replica.xrange(STREAM, entry_id, entry_id)
+        pair.stop_replica()
+        body = b'{"order": 2}'
+        response = post("any", body, {**hmac_headers("s3", body), "X-Delivery": "o-2"})
+        assert response.status_code == 503 and response["Retry-After"] == "5"
+
+
+def test_durable_must_be_true_or_false() -> None:
+    with pytest.raises(ConfigurationError, match=r"\['any'\]\.durable must be true or false"):
+        parse_sources({"any": {**SOURCES["any"], "durable": "yes"}})

@@ -15,6 +15,12 @@ class RedisUnavailable(StreamdeskError):
     """The Redis server cannot be reached (or the embedded one could not start)."""
 
 
+class NotReplicated(RedisUnavailable):
+    """A durable publish reached the primary, but fewer replicas than asked confirmed it in
+    time: it could still be lost if the primary failed now. Publish again (the idempotency
+    gate runs the event once however many copies arrive)."""
+
+
 class RedisTooOld(StreamdeskError):
     """The server lacks a command the engine needs (XAUTOCLAIM: Redis >= 6.2)."""
 

@@ -14,6 +14,7 @@ from workers.core.errors import InvalidEnvelope, RedisUnavailable
 from workers.core.events import Envelope, first_error, now_utc
 from workers.core.registry import Registry, default_registry
 from workers.redis import bus
+from workers.redis.replication import Durability
 
 APP_SOURCE = "app"
 
@@ -48,9 +49,14 @@ def build_envelope(
         raise InvalidEnvelope(first_error(exc)) from exc
 
 
-def publish_envelopes(client: redis.Redis, stream: str, envelopes: list[Envelope]) -> list[str]:
+def publish_envelopes(
+    client: redis.Redis,
+    stream: str,
+    envelopes: list[Envelope],
+    durability: Durability | None = None,
+) -> list[str]:
     try:
-        return bus.xadd_many(client, stream, [e.to_json() for e in envelopes])
+        return bus.xadd_many(client, stream, [e.to_json() for e in envelopes], durability)
     except (redis.ConnectionError, redis.TimeoutError) as exc:
         raise RedisUnavailable(f"could not publish to {stream}: {exc}") from exc
 
@@ -62,16 +68,19 @@ def publish(
     stream: str = keys.DEFAULT_STREAM,
     client: redis.Redis | None = None,
     registry: Registry = default_registry,
+    durable: bool = False,
     **envelope: Any,
 ) -> str:
     """Publish one event and return its stream entry id.
 
     ``envelope`` takes ``source``, ``id``, ``subject``, ``context``, ``key`` and ``time``.
-    Nothing is written when validation fails.
+    Nothing is written when validation fails. ``durable``: return only once a replica holds
+    the entry (``WAIT 1``, up to 2 s), else raise NotReplicated: replication is asynchronous,
+    and a failover can lose an entry the primary acknowledged (docs/scaling.md).
     """
     built = build_envelope(event_type, data, registry=registry, **envelope)
     if client is None:
         from workers.from_settings import redis_client
 
         client = redis_client()
-    return publish_envelopes(client, stream, [built])[0]
+    return publish_envelopes(client, stream, [built], Durability() if durable else None)[0]

@@ -9,6 +9,7 @@ import redis
 from redis.asyncio import Redis as AsyncRedis
 
 from workers.core.keys import EVENT_FIELD
+from workers.redis.replication import Durability, check_confirmed, queue_wait
 
 
 @dataclass(slots=True)
@@ -31,12 +32,20 @@ class Delivery:
         return not self.fields
 
 
-def xadd_many(client: redis.Redis, stream: str, payloads: list[str]) -> list[str]:
-    """XADD each JSON payload; one round trip. Returns the entry ids in order."""
+def xadd_many(
+    client: redis.Redis, stream: str, payloads: list[str], durability: Durability | None = None
+) -> list[str]:
+    """XADD each JSON payload; one round trip. Returns the entry ids in order. With
+    ``durability``, returns only once that many replicas hold them (else NotReplicated)."""
     with client.pipeline(transaction=False) as pipe:
         for payload in payloads:
             pipe.xadd(stream, {EVENT_FIELD: payload})
-        return [str(i) for i in pipe.execute()]
+        if durability is not None:
+            queue_wait(pipe, durability)
+        replies = pipe.execute()
+    if durability is not None:
+        check_confirmed(int(replies.pop()), durability, f"{len(payloads)} event(s)")
+    return [str(i) for i in replies]
 
 
 async def ensure_group(client: AsyncRedis, stream: str, group: str) -> bool:

@@ -12,6 +12,7 @@ from workers.core.errors import StreamdeskError
 from workers.core.events import strict_loads
 from workers.from_settings import redis_client, start_embedded
 from workers.producers.publish import build_envelope, publish_envelopes
+from workers.redis.replication import Durability
 
 
 def json_object(text: str, flag: str) -> dict[str, Any]:
@@ -37,6 +38,12 @@ class Command(BaseCommand):
         parser.add_argument("--key", help="explicit idempotency key")
         parser.add_argument("--count", type=int, default=1, help="events to publish (default 1)")
         parser.add_argument("--stream", default=keys.DEFAULT_STREAM, help="target stream")
+        parser.add_argument(
+            "--durable",
+            action="store_true",
+            help="return only once a replica holds the events (WAIT 1, up to 2 s); "
+            "exit 1 if none confirmed them",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         if options["count"] < 1:
@@ -59,7 +66,8 @@ class Command(BaseCommand):
             started = start_embedded()
             if started:  # the first command to need it says so; later ones find it running
                 self.stderr.write(f"started the embedded Valkey at {started} (no REDIS_URL set)")
-            ids = publish_envelopes(redis_client(), options["stream"], envelopes)
+            durability = Durability() if options["durable"] else None
+            ids = publish_envelopes(redis_client(), options["stream"], envelopes, durability)
         except StreamdeskError as exc:
             raise CommandError(str(exc)) from exc
         self.stdout.write("\n".join(ids))

@@ -29,12 +29,21 @@ class WebhookSource:
     # the signature header, when a scheme's default is not what the sender uses.
     signature_header: str = ""
     stream: str = keys.DEFAULT_STREAM
+    # Answer 2xx only once a replica holds the event (WAIT 1); else 503 and the sender retries.
+    durable: bool = False
 
 
 def _text(name: str, raw: Mapping[str, Any], field: str, default: str = "") -> str:
     value = raw.get(field, default)
     if not isinstance(value, str):
         raise ConfigurationError(f"STREAMDESK_WEBHOOKS[{name!r}].{field} must be a string")
+    return value
+
+
+def _flag(name: str, raw: Mapping[str, Any], field: str) -> bool:
+    value = raw.get(field, False)
+    if not isinstance(value, bool):
+        raise ConfigurationError(f"STREAMDESK_WEBHOOKS[{name!r}].{field} must be true or false")
     return value
 
 
@@ -75,6 +84,7 @@ def parse_source(name: str, raw: Any) -> WebhookSource:
         id_header=_text(name, raw, "id_header"),
         signature_header=_text(name, raw, "signature_header"),
         stream=_text(name, raw, "stream", keys.DEFAULT_STREAM),
+        durable=_flag(name, raw, "durable"),
     )
 
 

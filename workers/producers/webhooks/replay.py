@@ -18,14 +18,20 @@ from redis.commands.core import Script
 from workers.core.errors import ConfigurationError, RedisUnavailable
 from workers.core.events import Envelope, canonical_json, event_hash
 from workers.core.keys import EVENT_FIELD, Keys
+from workers.redis.replication import Durability, check_confirmed, queue_wait
 
 DEFAULT_REPLAY_WINDOW_S = 7 * 24 * 3600  # GitHub keeps deliveries (and redelivers) for 7 days
 
-# KEYS: stream, seen key. ARGV: field, event JSON, event hash, window in s.
-# The seen key holds "<entry id> <event hash>" of the first copy.
+# KEYS: stream, seen key. ARGV: field, event JSON, event hash, window in s, durable (1/0).
+# The seen key holds "<entry id> <event hash>" of the first copy. A durable replay rewrites
+# it as it is: a write for the WAIT that follows to cover, and the replicas get the first
+# copy's XADD before it (replication keeps the primary's order).
 PUBLISH_ONCE = """
 local seen = redis.call('GET', KEYS[2])
-if seen then return {0, seen} end
+if seen then
+  if ARGV[5] == '1' then redis.call('SET', KEYS[2], seen, 'KEEPTTL') end
+  return {0, seen}
+end
 local entry_id = redis.call('XADD', KEYS[1], '*', ARGV[1], ARGV[2])
 redis.call('SET', KEYS[2], entry_id .. ' ' .. ARGV[3], 'EX', ARGV[4])
 return {1, entry_id}
@@ -64,15 +70,32 @@ class OncePublisher:
         self._script = Script(None, PUBLISH_ONCE.encode())  # type: ignore[arg-type]
 
     def publish(
-        self, client: redis.Redis, stream: str, envelope: Envelope, *, source: str, body: bytes
+        self,
+        client: redis.Redis,
+        stream: str,
+        envelope: Envelope,
+        *,
+        source: str,
+        body: bytes,
+        durability: Durability | None = None,
     ) -> Published:
+        """``durability``: return only once that many replicas hold the entry (NotReplicated
+        otherwise, and the sender should retry: its copy then finds the first one)."""
         digest_key = self.keys.webhook_seen(stream, body_digest(source, body))
         own_hash = event_hash(envelope)
-        args: list[str | int] = [EVENT_FIELD, envelope.to_json(), own_hash, self.window_s]
+        durable = int(durability is not None)
+        args: list[str | int] = [EVENT_FIELD, envelope.to_json(), own_hash, self.window_s, durable]
         try:
-            fresh, value = self._script(keys=[stream, digest_key], args=args, client=client)
+            with client.pipeline(transaction=False) as pipe:
+                self._script(keys=[stream, digest_key], args=args, client=pipe)
+                if durability is not None:
+                    queue_wait(pipe, durability)
+                replies = pipe.execute()
         except (redis.ConnectionError, redis.TimeoutError) as exc:
             raise RedisUnavailable(f"could not publish to {stream}: {exc}") from exc
+        fresh, value = replies[0]
+        if durability is not None:
+            check_confirmed(int(replies[1]), durability, f"webhook {source}'s event")
         if fresh:
             return Published(str(value), own_hash, duplicate=False)
         entry_id, _, first_hash = str(value).partition(" ")
