@@ -5,14 +5,12 @@ real primary and replica."""
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from collections.abc import Iterator
 
 import pytest
 import redis
 
-from tests.support.processes import ROOT
+from tests.support.processes import manage
 from tests.support.replication import Pair, replicated
 from workers.core.errors import NotReplicated
 from workers.core.keys import DEFAULT_STREAM, Keys
@@ -76,10 +74,9 @@ def test_a_durable_webhook_replay_waits_for_the_replica_too(pair: Pair) -> None:
 
 def test_publish_command_durable_exits_1_without_a_replica(pair: Pair) -> None:
     env = {**os.environ, "REDIS_URL": pair.primary.url, "DEBUG": "1"}
-    command = [sys.executable, "manage.py", "publish", "demo.echo", "--durable"]
-    ok = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+    ok = manage(env, "publish", "demo.echo", "--durable")
     assert ok.returncode == 0 and ok.stdout.strip(), ok.stderr
     pair.stop_replica()
-    failed = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+    failed = manage(env, "publish", "demo.echo", "--durable")
     assert failed.returncode == 1 and "0 of the 1 replica(s)" in failed.stderr
     assert "Traceback" not in failed.stderr

@@ -6,8 +6,6 @@ from __future__ import annotations
 import asyncio
 import os
 import socket
-import subprocess
-import sys
 import threading
 from collections.abc import Iterator
 from io import StringIO
@@ -20,7 +18,7 @@ from django.core.management.base import CommandError
 from redis.cluster import RedisCluster
 
 from tests.support.cluster import kill_nodes, node_pids, private_cluster
-from tests.support.processes import ROOT
+from tests.support.processes import manage
 from workers.core.errors import ClusterNotSupported, RedisUnavailable
 from workers.management.commands.valkey import Command
 from workers.redis.cluster import LocalCluster, StartResult
@@ -200,15 +198,7 @@ def test_connecting_to_a_cluster_node_is_refused_with_the_reason(cluster: LocalC
 
 
 def test_a_command_on_a_cluster_exits_with_the_reason(cluster: LocalCluster) -> None:
-    env = {**os.environ, "REDIS_URL": cluster.url, "DEBUG": "1"}
-    result = subprocess.run(
-        [sys.executable, "manage.py", "streams"],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    result = manage({**os.environ, "REDIS_URL": cluster.url, "DEBUG": "1"}, "streams")
     assert result.returncode != 0
     assert "cannot run on a cluster yet" in result.stderr
     assert "Traceback" not in result.stderr

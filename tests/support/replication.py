@@ -9,11 +9,16 @@ import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, cast
 
 import redis
 
 from tests.support.wait import wait_for
 from workers.redis.embedded import PrivateServer, free_port, valkey_binary, wait_until_ready
+
+
+def replication(client: redis.Redis) -> dict[str, Any]:
+    return cast(dict[str, Any], client.info("replication"))
 
 
 @dataclass
@@ -31,7 +36,7 @@ class Pair:
         client = redis.Redis.from_url(self.primary.url, decode_responses=True)
         with client:
             wait_for(
-                lambda: int(client.info("replication")["connected_slaves"]) == 0,
+                lambda: replication(client)["connected_slaves"] == 0,
                 what="the primary to notice its replica is gone",
             )
 
@@ -59,7 +64,7 @@ def replicated() -> Iterator[Pair]:
         wait_until_ready(pair.replica_url, 15, replica)
         with pair.replica_client() as client:
             wait_for(
-                lambda: client.info("replication").get("master_link_status") == "up",
+                lambda: replication(client).get("master_link_status") == "up",
                 what="the replica's first sync",
             )
         yield pair
