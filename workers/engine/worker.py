@@ -244,9 +244,8 @@ class Worker:
         return not (self.inflight or self.admitting or len(self.deferrals)) and self.settler.idle
 
     async def _nothing_left(self) -> bool:
-        if not self._holds_nothing():
-            return False
-        return await bus.pending_count(self.client, self.config.stream, self.config.group) == 0
+        stream, group = self.config.stream, self.config.group
+        return self._holds_nothing() and await bus.pending_count(self.client, stream, group) == 0
 
     async def _wait_for_slots(self) -> int:
         while self._free_slots() <= 0 and not self.stopping.is_set():
