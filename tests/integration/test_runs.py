@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import sqlite3
 
-import psycopg
 import pytest
 from django.db import connection
 from django.utils import timezone
 
 from workers.core.records import Finish, Run
 from workers.models import AgentRun, RunStatus
-from workers.store.runs import DjangoRunStore, PostgresQuickLookup
+from workers.store.runs import DjangoRunStore
 
 pytestmark = pytest.mark.django_db
 
@@ -87,33 +86,15 @@ def test_the_event_loops_quick_lookup_agrees_with_the_read_thread_and_only_reads
     store.commit([ok(run("h", "a/1-0#1"), 1)])
     store.fail([Finish(run("f", "a/2-0#1"), 1.0, error="boom")])
     quick = store.quick_lookup()
+    if connection.vendor != "sqlite":
+        assert quick is None  # PostgreSQL: a network round trip, kept off the event loop
+        return
     assert quick is not None
     try:
         assert quick(["h", "f", "other"]) == store.done_among(["h", "f", "other"]) == {"h"}
-        if connection.vendor == "sqlite":
-            with pytest.raises(sqlite3.OperationalError, match="readonly"):
-                quick._conn.execute("DELETE FROM workers_agentrun")  # type: ignore[union-attr]
+        with pytest.raises(sqlite3.OperationalError, match="readonly"):
+            quick._conn.execute("DELETE FROM workers_agentrun")  # type: ignore[union-attr]
         assert AgentRun.objects.count() == 2
-    finally:
-        quick.close()
-
-
-@pytest.mark.django_db(transaction=True)
-def test_the_postgresql_quick_lookup_connects_again_after_losing_its_connection() -> None:
-    if connection.vendor != "postgresql":
-        pytest.skip("the PostgreSQL lookup's own connection")
-    store = DjangoRunStore()
-    store.commit([ok(run("h", "a/1-0#1"), 1)])
-    quick = store.quick_lookup()
-    assert isinstance(quick, PostgresQuickLookup)
-    try:
-        assert quick(["h"]) == {"h"}
-        pid = quick._conn.info.backend_pid  # type: ignore[attr-defined]
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT pg_terminate_backend(%s)", [pid])
-        with pytest.raises(psycopg.OperationalError):
-            quick(["h"])  # the batch's entries stay pending; the worker reads them again
-        assert quick(["h", "x"]) == {"h"}  # a new connection
     finally:
         quick.close()
 

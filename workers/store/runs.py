@@ -137,43 +137,6 @@ class SqliteQuickLookup:
             self._conn = None
 
 
-class PostgresQuickLookup:
-    """``done_among`` for a few hashes on the event loop's thread, for PostgreSQL: one
-    ``= ANY`` lookup in the unique index (tens of microseconds on the server) over
-    its own autocommit connection, sent while the gate's request is out (see ``Gate``). The
-    read thread's hop added its two wake-ups to each agent's start: pickup p99 at 500
-    events/s was 1.83 ms here against 2.20 ms through the thread (same run).
-
-    A lost connection raises (the batch's entries stay pending) and the next call connects
-    again; ``connect_timeout`` bounds how long a server that does not answer holds the loop.
-    """
-
-    CONNECT_TIMEOUT_S = 2
-
-    def __init__(self, params: dict[str, Any]) -> None:
-        # Django's parameters as they are: server-side binding, nothing prepared by name (a
-        # PgBouncer in transaction mode would hand the name to another server connection).
-        self.params = {"connect_timeout": self.CONNECT_TIMEOUT_S, **params}
-        self._conn: Any = None
-
-    def __call__(self, hashes: list[str]) -> set[str]:
-        import psycopg  # PostgreSQL deployments only
-
-        try:
-            if self._conn is None:
-                self._conn = psycopg.connect(**self.params, autocommit=True)
-            rows = self._conn.execute(ANY_SQL, [hashes]).fetchall()
-        except psycopg.Error:
-            self.close()
-            raise
-        return {h for h, _, status in rows if status == SUCCEEDED}
-
-    def close(self) -> None:
-        if self._conn is not None:
-            self._conn.close()
-            self._conn = None
-
-
 def _values(
     run: Run, status: str, fence: str, now: Any, finish: Finish | None, adapt: Adapters
 ) -> list[Any]:
@@ -218,10 +181,8 @@ class DjangoRunStore:
         """Before agents start: which of these events already succeeded (duplicates)."""
         return {h for h, _ in succeeded(hashes)} if hashes else set()
 
-    def quick_lookup(self) -> SqliteQuickLookup | PostgresQuickLookup | None:
-        """A ``done_among`` the event loop may call itself: for a SQLite file or PostgreSQL."""
-        if is_postgresql():
-            return PostgresQuickLookup(connection.get_connection_params())
+    def quick_lookup(self) -> SqliteQuickLookup | None:
+        """A ``done_among`` the event loop may call itself: for a SQLite file, else None."""
         name = str(connection.settings_dict["NAME"])
         if connection.vendor != "sqlite" or name == ":memory:" or name.startswith("file:"):
             return None
