@@ -19,7 +19,7 @@ from workers.monitor.history import (
     HistoryStore,
     Point,
 )
-from workers.monitor.recorder import Lease, Recorder, start_recorder
+from workers.monitor.recorder import RETIRED_RESOLUTIONS, Lease, Recorder, start_recorder
 
 KEYS = Keys()
 T0 = 1_800_000_000_000  # a whole minute, in ms
@@ -154,11 +154,12 @@ def test_a_reader_keeps_its_points_and_follows_trims_and_flushes(r: redis.Redis)
 
 
 def test_the_recorder_deletes_the_retired_console_history(r: redis.Redis) -> None:
-    for key in KEYS.retired_history:
+    retired = [KEYS.retired_history(resolution) for resolution in RETIRED_RESOLUTIONS]
+    for key in retired:
         r.zadd(key, {"old point": 1})
     standby = Recorder(r, KEYS, "second")
     Recorder(r, KEYS, "first").tick()
-    assert r.exists(*KEYS.retired_history) == 0
-    r.zadd(KEYS.retired_history[0], {"old point": 1})
+    assert r.exists(*retired) == 0
+    r.zadd(retired[0], {"old point": 1})
     assert standby.tick() is None  # standing by: it deletes nothing
-    assert r.exists(KEYS.retired_history[0]) == 1
+    assert r.exists(retired[0]) == 1

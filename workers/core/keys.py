@@ -79,11 +79,10 @@ class Keys:
         by due time (ms). The engine keeps that wait as an idle time nobody can read back."""
         return f"{self.prefix}waits:{stream}:{group}"
 
-    @property
-    def retired_history(self) -> list[str]:
-        """Where the console's sampler kept its history before the recorder (nothing reads
-        or writes them now): deleted by the recorder that takes the lease."""
-        return [f"{self.prefix}console:history:{resolution}" for resolution in ("1s", "1m")]
+    def retired_history(self, resolution: str) -> str:
+        """Where the console's sampler kept its history (``1s``, ``1m``) before the recorder;
+        nothing reads or writes it now: the recorder that takes the lease deletes it."""
+        return f"{self.prefix}console:history:{resolution}"
 
     @property
     def history_recorder(self) -> str:

@@ -77,6 +77,10 @@ class Lease:
         self._release(keys=[self.key], args=[self.holder])
 
 
+# The resolutions the console's sampler kept before the recorder (Keys.retired_history).
+RETIRED_RESOLUTIONS = ("1s", "1m")
+
+
 class Recorder:
     def __init__(self, client: redis.Redis, keys: Keys, holder: str) -> None:
         self.client = client
@@ -91,7 +95,7 @@ class Recorder:
         if not self.lease.hold():
             return None
         if not self._retired_deleted:  # once per process, by the deployment's recorder
-            self.client.delete(*self.keys.retired_history)
+            self.client.delete(*(self.keys.retired_history(r) for r in RETIRED_RESOLUTIONS))
             self._retired_deleted = True
         return self.store.record(to_point(collect(self.client, self.keys)), self.lease.holder)
 
