@@ -49,7 +49,9 @@ class Up:
         if supervised:
             pids = supervised.group(1).split(", ")
             found.update({f"worker-{i}": int(pid) for i, pid in enumerate(pids, start=1)})
-        for name, pid in re.findall(r"^(\S+) restarted: pid (\d+)", self.output(), re.M):
+        # up's own lines start with the name; runworker's supervisor logs "...: worker-2 ..."
+        restarts = r"(?:^|: )(\S+) restarted: pid (\d+)"
+        for name, pid in re.findall(restarts, self.output(), re.M):
             found[name] = int(pid)
         return found
 
