@@ -10,12 +10,11 @@ The cluster is joined with plain commands (CLUSTER ADDSLOTSRANGE, MEET, REPLICAT
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
 import os
 import signal
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -31,7 +30,7 @@ from workers.redis.cluster_node import (
     replica_ready,
     topology,
 )
-from workers.redis.datadir import private_dir, private_file
+from workers.redis.datadir import file_lock, private_file
 from workers.redis.embedded import wait_until_ready
 
 MIN_MASTERS = 3
@@ -134,16 +133,9 @@ class LocalCluster:
             return None
         return cls(data_dir, layout.masters, layout.replicas, layout.base_port)
 
-    @contextlib.contextmanager
-    def _lock(self) -> Iterator[None]:
+    def _lock(self) -> contextlib.AbstractContextManager[None]:
         """One start or stop at a time: two callers must not spawn the same nodes twice."""
-        private_dir(self.data_dir)
-        with open(private_file(self.data_dir / "cluster.lock"), "w") as handle:
-            fcntl.flock(handle, fcntl.LOCK_EX)
-            try:
-                yield
-            finally:
-                fcntl.flock(handle, fcntl.LOCK_UN)
+        return file_lock(self.data_dir / "cluster.lock")
 
     def start(self, timeout_s: float = START_TIMEOUT_S) -> StartResult:
         """Start the nodes that are not running, join them when new, and wait for

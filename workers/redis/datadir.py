@@ -7,10 +7,12 @@ embedded Valkey's data, so the folder is 0700 and what is created in it 0600.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import secrets
 import stat
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 DIR_MODE = 0o700
@@ -57,3 +59,16 @@ def stored_secret(path: Path, nbytes: int = 50) -> str:
             os.unlink(tmp)
     private_file(path)
     return path.read_text().strip()
+
+
+@contextlib.contextmanager
+def file_lock(path: Path) -> Iterator[None]:
+    """Held by one process at a time (``flock`` on ``path``, a private file in a private
+    folder): for a start or stop that two commands could run at once."""
+    private_dir(path.parent)
+    with open(private_file(path), "w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)

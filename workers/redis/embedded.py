@@ -8,14 +8,12 @@ server. Nothing here listens beyond loopback.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import importlib.util
 import os
 import signal
 import socket
 import subprocess
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,7 +21,7 @@ import redis
 
 from workers.core.errors import RedisUnavailable
 from workers.core.redact import redact_url
-from workers.redis.datadir import PRIVATE_UMASK, private_dir, private_file
+from workers.redis.datadir import PRIVATE_UMASK, file_lock, private_dir, private_file
 
 START_TIMEOUT_S = 15.0
 # sun_path is 108 bytes on Linux; past that, fall back to a loopback TCP port.
@@ -118,15 +116,8 @@ class EmbeddedValkey:
         running = ping(self.url)
         return ServerStatus(running, self.url, self.pid() if running else None, self.data_dir)
 
-    @contextlib.contextmanager
-    def _lock(self) -> Iterator[None]:
-        private_dir(self.data_dir)
-        with open(private_file(self.data_dir / "valkey.lock"), "w") as handle:
-            fcntl.flock(handle, fcntl.LOCK_EX)
-            try:
-                yield
-            finally:
-                fcntl.flock(handle, fcntl.LOCK_UN)
+    def _lock(self) -> contextlib.AbstractContextManager[None]:
+        return file_lock(self.data_dir / "valkey.lock")
 
     def ensure_running(self) -> bool:
         """Start the server unless it answers already. True if this call started it."""
