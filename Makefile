@@ -3,8 +3,9 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
-# The optional LangGraph extra is installed for the tests; `make install EXTRAS=dev` skips it.
-EXTRAS ?= dev,langgraph
+# The optional LangGraph and OpenTelemetry extras are installed for the tests;
+# `make install EXTRAS=dev` skips them.
+EXTRAS ?= dev,langgraph,otel
 
 .PHONY: run test test-fast lint typecheck bench bench-console bench-actions bench-outbox bench-runtime bench-webhooks clean install
 
