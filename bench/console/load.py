@@ -161,6 +161,7 @@ def _counters(client: redis.Redis, shape: Shape) -> None:
         "deleted": 0,
         "reclaimed": shape.pending // 10,
         "deferred": 3,
+        "retries": shape.dead * 4,
     }
     assert set(values) == set(stats.COUNTERS), "workers.redis.stats.COUNTERS changed"
     with client.pipeline(transaction=False) as pipe:

@@ -93,7 +93,7 @@ def test_plan_failure_retries_after_the_backoff() -> None:
         28_000,
         2_000,
     )
-    assert +plan.counts == {"failed": 1}
+    assert +plan.counts == {"failed": 1, "retries": 1}
 
 
 def test_plan_retry_never_waits_past_the_reclaim_time() -> None:
@@ -148,7 +148,13 @@ def test_plan_of_a_mixed_batch_counts_each_route() -> None:
     store = MemoryRunStore()
     plan = plan_settlement(stored(batch, store), TIMING)
     assert plan.released == [retried, dead, deferred]
-    assert +plan.counts == {"processed": 1, "failed": 2, "dead_lettered": 1, "deferred": 1}
+    assert +plan.counts == {
+        "processed": 1,
+        "failed": 2,
+        "dead_lettered": 1,
+        "retries": 1,
+        "deferred": 1,
+    }
     assert store.done_among([a.event_hash for a in (ok, retried)]) == {ok.event_hash}
 
 

@@ -55,6 +55,13 @@ class Keys:
         ``|completion_tokens``, ``|cost_usd``)."""
         return f"{self.prefix}stats:usage"
 
+    @property
+    def run_durations(self) -> str:
+        """How long agents ran, by event type, as histogram buckets every worker adds to (a
+        hash: ``<type>|<bound>`` runs in that bucket alone, ``<type>|sum`` seconds in all;
+        workers/redis/stats.py ``DURATION_BUCKETS_S``)."""
+        return f"{self.prefix}stats:durations"
+
     def worker(self, consumer: str) -> str:
         """One worker's heartbeat (a hash with a TTL)."""
         return f"{self.prefix}workers:{consumer}"

@@ -44,6 +44,16 @@ LINGER_S = 0.003
 LINGER_BELOW = 8  # outcomes queued: with this many or more, settle at once
 
 
+def run_durations(batch: list[Settled]) -> dict[str, list[float]]:
+    """Seconds each agent ran, by event type: every attempt that ran to an end, succeeded or
+    failed; a deferral stopped for a budget, not because the agent finished."""
+    out: dict[str, list[float]] = {}
+    for s in batch:
+        if s.wait_ms is None:
+            out.setdefault(s.attempt.runnable.event.type, []).append(s.duration_ms / 1000)
+    return out
+
+
 class Settler:
     """Settles the worker's outcomes through the collaborators it is given; it calls
     ``on_deferred(entry_ids, wait_ms)`` for entries held back for a rate budget and
@@ -171,6 +181,7 @@ class Settler:
             self._queue_plan(pipe, plan)
             stats.queue_counts(pipe, self.keys, self.config.stream, plan.counts)
             stats.queue_usage(pipe, self.keys, spent_by_type(batch))
+            stats.queue_durations(pipe, self.keys, run_durations(batch))
             await pipe.execute()
         self.timeline.acked_with(plan.duplicates)
         for deferral in plan.deferrals:

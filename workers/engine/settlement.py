@@ -124,6 +124,7 @@ def plan_settlement(stored: Stored, timing: Timing) -> Plan:
     counts["fenced"] = len(plan.fenced)
     counts["failed"] = len(stored.fails)
     counts["dead_lettered"] = len(plan.dead)
+    counts["retries"] = len(plan.retries)
     counts["deferred"] = len(plan.deferrals)
     return plan
 

@@ -1,9 +1,9 @@
 """One reading of every stream, group, consumer and worker, from Redis summaries only.
 
 A sample costs the same with 100 entries or 1,000,000: XINFO STREAM/GROUPS/CONSUMERS, the
-XPENDING summary, the engine's counters, the rate budgets' levels and the model usage hash, in
-three pipelined round trips, O(streams + groups + workers + budgets). Nothing here reads a
-stream, a pending entries list or a dead-letter stream.
+XPENDING summary, the engine's counters, the rate budgets' levels, the model usage hash and the
+run duration histogram, in three pipelined round trips, O(streams + groups + workers +
+budgets). Nothing here reads a stream, a pending entries list or a dead-letter stream.
 """
 
 from __future__ import annotations
@@ -107,6 +107,8 @@ class Sample:
     # Every configured rate budget's level, in configuration order.
     budgets: list[Level] = field(default_factory=list)
     usage: UsageByType = field(default_factory=dict)
+    # How long agents ran, per event type (``workers.redis.stats.durations_by_type``).
+    durations: dict[str, stats.Durations] = field(default_factory=dict)
 
     def stream(self, name: str) -> StreamInfo | None:
         return next((s for s in self.streams if s.name == name), None)
@@ -139,6 +141,7 @@ class _Index:
     workers: dict[str, int]
     budgets: list[Level]
     usage: UsageByType
+    durations: dict[str, stats.Durations]
 
 
 def collect(
@@ -160,7 +163,7 @@ def collect(
         _isolated(name, reply, groups.get(name, []), broken.get(name, ""))
         for name, reply in zip(index.names, stream_replies, strict=True)
     ]
-    return Sample(index.now_ms, streams, workers, index.budgets, index.usage)
+    return Sample(index.now_ms, streams, workers, index.budgets, index.usage, index.durations)
 
 
 def _index(
@@ -171,8 +174,9 @@ def _index(
         pipe.smembers(keys.streams_index)
         pipe.zrevrange(keys.workers_index, 0, MAX_WORKERS - 1, withscores=True)
         pipe.hgetall(keys.usage)
+        pipe.hgetall(keys.run_durations)
         queue_levels(pipe, keys.prefix, budgets)
-        seconds_micros, members, recent, usage, *budget_replies = pipe.execute()
+        seconds_micros, members, recent, usage, durations, *budget_replies = pipe.execute()
     now_ms = int(seconds_micros[0]) * 1000 + int(seconds_micros[1]) // 1000
     names = sorted({str(m) for m in members} | set(extra))
     names = [n for n in names if not is_dead_stream(n)][:MAX_STREAMS]
@@ -186,6 +190,7 @@ def _index(
         workers,
         levels(budget_replies, budgets, now_ms),
         stats.usage_by_type(usage if isinstance(usage, dict) else {}),
+        stats.durations_by_type(durations if isinstance(durations, dict) else {}),
     )
 
 

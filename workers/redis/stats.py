@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any, cast
 
 import redis
@@ -22,6 +25,7 @@ COUNTERS = (
     "deleted",  # a pending entry whose payload was deleted from the stream
     "reclaimed",  # entries taken over from idle consumers
     "deferred",  # an agent out of a rate budget: rerun when its token is due
+    "retries",  # failed attempts held for their backoff, to run again (not dead-lettered)
 )
 
 
@@ -56,6 +60,95 @@ def usage_by_type(raw: dict[str, str]) -> dict[str, dict[str, float]]:
         event_type, _, name = field.rpartition("|")
         if name in USAGE_FIELDS and event_type:
             out.setdefault(event_type, dict.fromkeys(USAGE_FIELDS, 0.0))[name] = float(value)
+    return out
+
+
+# Upper bounds (seconds) of the run duration histogram's buckets: agents range from a few
+# milliseconds (a lookup) to minutes (a model loop with tools). Changing them is safe: a
+# bucket stored under an old bound is counted in every new bucket at or above it.
+DURATION_BUCKETS_S = (
+    0.005,
+    0.01,
+    0.025,
+    0.05,
+    0.1,
+    0.25,
+    0.5,
+    1.0,
+    2.5,
+    5.0,
+    10.0,
+    30.0,
+    60.0,
+    120.0,
+    300.0,
+)
+INF = "+Inf"
+
+
+def duration_increments(durations_s: Mapping[str, Iterable[float]]) -> dict[str, float]:
+    """One batch's run durations, per event type, as increments of the durations hash's fields:
+    ``<type>|<bound>`` (runs in that bucket only, not cumulative) and ``<type>|sum``. Summed here
+    so a batch of N runs costs a few HINCRBYs, not N."""
+    out: dict[str, float] = {}
+    for event_type, values in durations_s.items():
+        for seconds in values:
+            i = bisect_left(DURATION_BUCKETS_S, seconds)
+            bound = (
+                f"{event_type}|{DURATION_BUCKETS_S[i]!r}"
+                if i < len(DURATION_BUCKETS_S)
+                else f"{event_type}|{INF}"
+            )
+            out[bound] = out.get(bound, 0) + 1
+            total = f"{event_type}|sum"
+            out[total] = out.get(total, 0.0) + seconds
+    return out
+
+
+def queue_durations(pipe: Pipeline, keys: Keys, durations_s: Mapping[str, Iterable[float]]) -> None:
+    """The batch's run durations into the shared histogram (every worker adds to one hash)."""
+    for name, value in duration_increments(durations_s).items():
+        if name.endswith("|sum"):
+            pipe.hincrbyfloat(keys.run_durations, name, value)
+        else:
+            pipe.hincrby(keys.run_durations, name, int(value))
+
+
+@dataclass(frozen=True, slots=True)
+class Durations:
+    """One event type's run durations: cumulative bucket counts (``le`` bound -> runs that
+    took at most that long, ``+Inf`` last), their total in seconds, and the number of runs."""
+
+    buckets: list[tuple[str, int]]
+    sum_s: float
+    count: int
+
+
+def durations_by_type(raw: Mapping[str, str]) -> dict[str, Durations]:
+    """``HGETALL`` of the durations hash, as cumulative buckets per event type."""
+    counts: dict[str, dict[float, int]] = {}
+    sums: dict[str, float] = {}
+    for field, value in raw.items():
+        event_type, _, name = field.rpartition("|")
+        if not event_type:
+            continue
+        try:
+            if name == "sum":
+                sums[event_type] = float(value)
+            else:
+                bound = float("inf") if name == INF else float(name)
+                per_type = counts.setdefault(event_type, {})
+                per_type[bound] = per_type.get(bound, 0) + int(value)
+        except ValueError:  # a field this code never writes: not ours to count
+            continue
+    out: dict[str, Durations] = {}
+    for event_type, per_bound in counts.items():
+        buckets = [
+            (repr(b), sum(n for stored, n in per_bound.items() if stored <= b))
+            for b in DURATION_BUCKETS_S
+        ]
+        total = sum(per_bound.values())
+        out[event_type] = Durations([*buckets, (INF, total)], sums.get(event_type, 0.0), total)
     return out
 
 
