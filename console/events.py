@@ -12,6 +12,7 @@ import redis
 
 from console import browse
 from workers.core.keys import EVENT_FIELD
+from workers.core.tracing import trace_id_of
 from workers.models import AgentRun, StepResult
 from workers.store.durable_steps import steps_of
 from workers.store.timeline_rows import Step, published_step, steps_for
@@ -57,6 +58,8 @@ class EventView:
     run: AgentRun | None
     steps: list[Step]
     durable: DurableSteps
+    # From the envelope's ``traceparent`` (the producer's span); None without one.
+    trace_id: str | None = None
 
 
 def pretty_json(raw: str) -> str:
@@ -88,7 +91,16 @@ def _view(
         run=run if run is not None else _run(event_hash),
         steps=timeline(event_hash, stream, entry_id),
         durable=durable_steps(event_hash),
+        trace_id=trace_id_of(_traceparent(raw)),
     )
+
+
+def _traceparent(raw: str | None) -> str | None:
+    try:
+        value = json.loads(raw).get("traceparent") if raw else None
+    except (ValueError, AttributeError):
+        return None
+    return value if isinstance(value, str) else None
 
 
 def timeline(event_hash: str | None, stream: str, entry_id: str) -> list[Step]:

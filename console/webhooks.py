@@ -20,7 +20,7 @@ from django.http import HttpRequest, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_POST
 
-from workers.core import keys
+from workers.core import keys, tracing
 from workers.core.errors import (
     EventError,
     NotReplicated,
@@ -54,6 +54,7 @@ def webhook_sources() -> dict[str, WebhookSource]:
     if key not in _sources:
         sources = parse_sources(raw)
         register_types(default_registry, sources.values())
+        tracing.configure()  # the console's first webhook: the standard OTEL_* variables
         _sources.clear()
         _sources[key] = sources
     return _sources[key]
@@ -88,14 +89,19 @@ def publisher() -> OncePublisher:
 
 
 def publish_once(source: WebhookSource, envelope: Envelope, body: bytes) -> Published:
-    return publisher().publish(
-        redis_client(),
-        source.stream,
-        envelope,
-        source=source.name,
-        body=body,
-        durability=Durability() if source.durable else None,
-    )
+    """XADD unless the same body was published inside the replay window; with tracing on,
+    the envelope carries its producer span's context (the intake span's child)."""
+    with tracing.sending(source.stream, [envelope]) as sending:
+        done = publisher().publish(
+            redis_client(),
+            source.stream,
+            sending.envelopes[0],
+            source=source.name,
+            body=body,
+            durability=Durability() if source.durable else None,
+        )
+        sending.sent([done.entry_id])
+        return done
 
 
 def published(source: WebhookSource, envelope: Envelope, done: Published) -> JsonResponse:
@@ -116,7 +122,21 @@ def published(source: WebhookSource, envelope: Envelope, done: Published) -> Jso
 @csrf_exempt
 @require_POST
 async def receive_webhook(request: HttpRequest, source: str) -> JsonResponse:
-    found = webhook_sources().get(source)
+    sources = webhook_sources()
+    if not tracing.ACTIVE:
+        return await _receive(request, sources, source)
+    headers = {name.lower(): value for name, value in request.headers.items()}
+    attributes = {"http.request.method": "POST", "http.route": "/hooks/<source>/"}
+    with tracing.server_span(f"webhook {source}", headers, attributes) as span:
+        response = await _receive(request, sources, source)
+        span.set_attribute("http.response.status_code", response.status_code)
+        return response
+
+
+async def _receive(
+    request: HttpRequest, sources: dict[str, WebhookSource], source: str
+) -> JsonResponse:
+    found = sources.get(source)
     if found is None:
         return refused(404, f"no webhook source named {source!r}")
     if request.content_type != "application/json":

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import re
+from typing import Any
 
 import redis
 from django.http import Http404, HttpRequest, HttpResponse
@@ -17,6 +19,17 @@ from console.views.streams import unreadable
 from workers.from_settings import redis_client
 
 EVENT_HASH = re.compile(r"[0-9a-f]{64}")
+# A tracing UI's page for one trace, e.g. https://jaeger.example/trace/{trace_id}.
+TRACE_URL_ENV = "STREAMDESK_TRACE_URL"
+
+
+def trace_url(trace_id: str | None) -> str | None:
+    """The trace's page in the tracing UI, None without a template (the id shows as text).
+    Read per request: a deployment may set it without a restart of the settings module."""
+    template = os.environ.get(TRACE_URL_ENV, "")
+    if not trace_id or "{trace_id}" not in template:
+        return None
+    return template.replace("{trace_id}", trace_id)
 
 
 @viewer_required
@@ -53,4 +66,10 @@ def _page(request: HttpRequest, view: EventView) -> HttpResponse:
     dead = (
         services.dead_letter_of(redis_client(), view.steps) if can_operate(request.user) else None
     )
-    return render(request, "console/event.html", {"event": view, "dead": dead, "live": []})
+    context: dict[str, Any] = {
+        "event": view,
+        "dead": dead,
+        "live": [],
+        "trace_url": trace_url(view.trace_id),
+    }
+    return render(request, "console/event.html", context)

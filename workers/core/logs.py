@@ -1,4 +1,10 @@
-"""Structured logs: one JSON object per line (``STREAMDESK_LOG_FORMAT=json``) or key=value text.
+"""Structured logs: one JSON object per line (``STREAMDESK_LOG_FORMAT=json``, or its alias
+``LOG_FORMAT``) or key=value text.
+
+A line logged while an agent handles an event (its own ``logging`` calls included, in its
+task or its threads) carries that event's hash, entry id, type, consumer and, with tracing
+on, trace id: the formatters read them from ``HANDLING``, the context variable the engine
+sets once per attempt (``AgentContext.enter``), so nothing is added per line when idle.
 
 Both formatters pass the finished line through ``redact_text``: a URL with a password that
 reaches a log message, a field or a traceback is masked, whoever logged it. ``RepeatFilter``
@@ -12,18 +18,57 @@ import logging
 import re
 import threading
 import time
+from collections.abc import Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Protocol
 
+from workers.core import tracing
 from workers.core.redact import redact_text
+
+FORMATS = ("text", "json")
+
+
+def log_format(environ: Mapping[str, str]) -> str:
+    """``STREAMDESK_LOG_FORMAT``, else ``LOG_FORMAT`` (the name the issue and other tools
+    use), else text; an unknown value is text rather than a logging setup that fails."""
+    chosen = environ.get("STREAMDESK_LOG_FORMAT") or environ.get("LOG_FORMAT") or "text"
+    return chosen.strip().lower() if chosen.strip().lower() in FORMATS else "text"
+
+
+class Handling(Protocol):
+    """The event an agent is handling (``AgentContext`` is one)."""
+
+    event_hash: str
+    entry_id: str
+    event_type: str
+    consumer: str
+
+
+# Set by the engine around each attempt; copied into the agent's threads with its context.
+HANDLING: ContextVar[Any] = ContextVar("streamdesk_handling", default=None)
 
 # Attributes every LogRecord has; anything else came in through ``extra=``.
 _STANDARD = set(vars(logging.LogRecord("", 0, "", 0, "", None, None))) | {"message", "asctime"}
 
 
 def extras(record: logging.LogRecord) -> dict[str, Any]:
-    return {k: v for k, v in vars(record).items() if k not in _STANDARD}
+    """The line's own ``extra=`` fields, after the fields of the event being handled."""
+    found = {k: v for k, v in vars(record).items() if k not in _STANDARD}
+    event: Handling | None = HANDLING.get()
+    if event is None:
+        return found
+    fields: dict[str, Any] = {
+        "event_hash": event.event_hash,
+        "entry_id": event.entry_id,
+        "event_type": event.event_type,
+        "consumer": event.consumer,
+    }
+    trace_id = tracing.current_trace_id()
+    if trace_id is not None:
+        fields["trace_id"] = trace_id
+    return {**fields, **found}
 
 
 class JsonFormatter(logging.Formatter):

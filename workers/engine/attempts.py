@@ -8,6 +8,8 @@ import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
+from workers.core import tracing
+from workers.core.config import EngineConfig
 from workers.core.records import Run
 from workers.engine.intake import Rejected, Runnable
 from workers.gate import Gate, Outcome, lease_name
@@ -26,6 +28,9 @@ class Attempt:
     followers: list[Delivery] = field(default_factory=list)
     takeover: bool = False
     task: asyncio.Task[None] | None = None
+    # With tracing on: when the batch's gate call began (time.time_ns), and the spans.
+    gated_ns: int = 0
+    trace: tracing.AttemptTrace | None = None
 
     @property
     def event_hash(self) -> str:
@@ -95,11 +100,20 @@ def run_record(
     )
 
 
+def exhausted(runnable: Runnable, config: EngineConfig) -> Rejected:
+    """Delivered too often without finishing: dead-lettered without running."""
+    n = runnable.delivery.deliveries
+    error = f"delivered {n} times (max {config.max_deliveries}) without finishing"
+    run = run_record(runnable, "", 0, config.consumer, None, False)
+    return Rejected(runnable.delivery, "max-deliveries", error, run)
+
+
 async def gate_groups(
     gate: Gate, consumer: str, groups: list[HashGroup]
 ) -> tuple[list[Attempt], list[Delivery], list[Delivery]]:
     """Gate each group's leader; returns attempts to run, duplicates to ack, busy ones."""
     owners = [f"{consumer}/{g.leader.delivery.entry_id}" for g in groups]
+    gated_ns = time.time_ns() if tracing.ACTIVE else 0  # one check per batch
     tickets = await gate.acquire_many(
         [(g.leader.event.hash, o) for g, o in zip(groups, owners, strict=True)]
     )
@@ -127,6 +141,7 @@ async def gate_groups(
                     mono,
                     list(group.followers),
                     takeover=ticket.outcome is Outcome.TAKEOVER,
+                    gated_ns=gated_ns,
                 )
             )
     return attempts, hits, busy

@@ -1,6 +1,6 @@
 """Calling an agent: its context for one attempt; async agents on the loop, sync ones in the
 worker's thread pool, each with its context set for the tools it calls (``rate_limited``,
-``current_context``)."""
+``current_context``) and the log lines it writes. With tracing on, the attempt's spans."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import functools
 from concurrent.futures import Executor
 from typing import Any
 
+from workers.core import tracing
 from workers.core.config import EngineConfig
 from workers.core.events import Event
 from workers.core.registry import AgentSpec
@@ -28,10 +29,22 @@ def context_for(services: Services, config: EngineConfig, attempt: Attempt) -> A
         token=attempt.token,
         deliveries=attempt.delivery.deliveries,
         lease=attempt.lease,
+        entry_id=attempt.delivery.entry_id,
     )
 
 
-async def invoke(spec: AgentSpec, event: Event[Any], ctx: AgentContext, executor: Executor) -> Any:
+async def invoke(attempt: Attempt, ctx: AgentContext, executor: Executor) -> Any:
+    spec, event = attempt.runnable.spec, attempt.runnable.event
+    if not tracing.ACTIVE:  # tracing off: this check is all it costs an attempt
+        return await _call(spec, event, ctx, executor)
+    attempt.trace = tracing.AttemptTrace(
+        event.envelope, consumer_attributes(attempt, ctx), gate_ns(attempt)
+    )
+    with attempt.trace.running(event.type):
+        return await _call(spec, event, ctx, executor)
+
+
+async def _call(spec: AgentSpec, event: Event[Any], ctx: AgentContext, executor: Executor) -> Any:
     token = ctx.enter()
     try:
         if spec.is_async:
@@ -42,3 +55,28 @@ async def invoke(spec: AgentSpec, event: Event[Any], ctx: AgentContext, executor
         return await asyncio.get_running_loop().run_in_executor(executor, call)
     finally:
         ctx.reset(token)
+
+
+def consumer_attributes(attempt: Attempt, ctx: AgentContext) -> dict[str, Any]:
+    """OpenTelemetry's messaging attributes, and ours (``streamdesk.*``)."""
+    return {
+        "messaging.system": tracing.SYSTEM,
+        "messaging.destination.name": ctx.stream,
+        "messaging.consumer.group.name": ctx.group,
+        "messaging.client.id": ctx.consumer,
+        "messaging.message.id": attempt.delivery.entry_id,
+        "messaging.operation.name": "process",
+        "messaging.operation.type": "process",
+        "streamdesk.event.hash": attempt.event_hash,
+        "streamdesk.event.type": ctx.event_type,
+        "streamdesk.delivery_count": attempt.delivery.deliveries,
+        "streamdesk.lease.token": attempt.token,
+        "streamdesk.takeover": attempt.takeover,
+    }
+
+
+def gate_ns(attempt: Attempt) -> tuple[int, int]:
+    """When the batch's gate call began and ended (``started_at`` is taken right after it)."""
+    if not attempt.gated_ns:
+        return (0, 0)
+    return attempt.gated_ns, int(attempt.started_at.timestamp() * 1_000_000_000)

@@ -7,6 +7,7 @@ import gc
 import logging
 import signal
 
+from workers.core import tracing
 from workers.core.config import EngineConfig
 from workers.core.registry import Registry
 from workers.engine.worker import Worker
@@ -42,6 +43,8 @@ async def serve(
     # Each event allocates a few hundred objects; collecting the young generation every 700
     # allocations (the default) cost about 6% of the loop's CPU at full speed.
     gc.set_threshold(YOUNG_GC_THRESHOLD, *gc.get_threshold()[1:])
+    # The standard OTEL_* variables switch traces on (docs/observability.md).
+    tracing.configure()
     worker = Worker(config, client, registry, store, budgets, llm)
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):

@@ -24,10 +24,10 @@ from workers.core.config import EngineConfig
 from workers.core.errors import Deferred
 from workers.core.registry import Registry
 from workers.core.storable import describe
-from workers.engine.attempts import Attempt, HashGroup, Settlement, gate_groups, run_record
+from workers.engine.attempts import Attempt, HashGroup, Settlement, exhausted, gate_groups
 from workers.engine.defer import Deferrals
 from workers.engine.housekeeping import Housekeeper, Status
-from workers.engine.intake import Rejected, Runnable, sort_deliveries
+from workers.engine.intake import sort_deliveries
 from workers.engine.invoke import context_for, invoke
 from workers.engine.outcomes import Settled, succeeded
 from workers.engine.ports import Ports
@@ -270,7 +270,7 @@ class Worker:
         groups: dict[str, HashGroup] = {}
         for runnable in intake.runnable:
             if policy.exhausted(runnable.delivery.deliveries):
-                rejected.append(self._exhausted(runnable))
+                rejected.append(exhausted(runnable, self.config))
             elif runnable.event.hash in self.inflight:
                 self.inflight[runnable.event.hash].followers.append(runnable.delivery)
             elif runnable.event.hash in groups:
@@ -340,12 +340,6 @@ class Worker:
         except Exception:
             log.exception("settling a batch failed; its entries stay pending")
 
-    def _exhausted(self, runnable: Runnable) -> Rejected:
-        n = runnable.delivery.deliveries
-        error = f"delivered {n} times (max {self.config.max_deliveries}) without finishing"
-        run = run_record(runnable, "", 0, self.config.consumer, None, False)
-        return Rejected(runnable.delivery, "max-deliveries", error, run)
-
     # -- running an agent --------------------------------------------------------------------
 
     def _start(self, attempt: Attempt) -> None:
@@ -354,11 +348,10 @@ class Worker:
         self.timeline.ran(attempt)
 
     async def _run(self, attempt: Attempt) -> None:
-        runnable = attempt.runnable
         ctx = context_for(self.services, self.config, attempt)
         self.running += 1
         try:
-            value = await invoke(runnable.spec, runnable.event, ctx, self._agents)
+            value = await invoke(attempt, ctx, self._agents)
             outcome = succeeded(attempt, value)
         except Deferred as deferred:
             outcome = Settled(attempt, ok=False, error=str(deferred), wait_ms=deferred.wait_ms)
@@ -376,6 +369,8 @@ class Worker:
 
     def finished(self, attempt: Attempt) -> None:
         """Called by the settler once an attempt's outcome is stored."""
+        if attempt.trace is not None:
+            attempt.trace.settled()
         self.inflight.pop(attempt.event_hash, None)
         self.processed += 1
         self.slot_freed.set()

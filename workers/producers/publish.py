@@ -9,7 +9,7 @@ from typing import Any
 import redis
 from pydantic import BaseModel, ValidationError
 
-from workers.core import keys
+from workers.core import keys, tracing
 from workers.core.errors import InvalidEnvelope, RedisUnavailable
 from workers.core.events import Envelope, first_error, now_utc
 from workers.core.registry import Registry, default_registry
@@ -55,10 +55,16 @@ def publish_envelopes(
     envelopes: list[Envelope],
     durability: Durability | None = None,
 ) -> list[str]:
-    try:
-        return bus.xadd_many(client, stream, [e.to_json() for e in envelopes], durability)
-    except (redis.ConnectionError, redis.TimeoutError) as exc:
-        raise RedisUnavailable(f"could not publish to {stream}: {exc}") from exc
+    """XADD ``envelopes``; with tracing on, each carries its own producer span's context
+    (``traceparent``), the child of the caller's current span."""
+    with tracing.sending(stream, envelopes) as sending:
+        payloads = [e.to_json() for e in sending.envelopes]
+        try:
+            entry_ids = bus.xadd_many(client, stream, payloads, durability)
+        except (redis.ConnectionError, redis.TimeoutError) as exc:
+            raise RedisUnavailable(f"could not publish to {stream}: {exc}") from exc
+        sending.sent(entry_ids)
+        return entry_ids
 
 
 def publish(
@@ -79,6 +85,7 @@ def publish(
     and a failover can lose an entry the primary acknowledged (docs/scaling.md).
     """
     built = build_envelope(event_type, data, registry=registry, **envelope)
+    tracing.configure()  # looks once per process: the application may have set a provider
     if client is None:
         from workers.from_settings import redis_client
 

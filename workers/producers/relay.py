@@ -22,6 +22,7 @@ from django.db import DatabaseError, connection, connections, transaction
 from django.db.models import F
 from psycopg import conninfo
 
+from workers.core import tracing
 from workers.core.errors import RedisUnavailable
 from workers.core.events import Envelope, now_utc
 from workers.models import OutboxEvent
@@ -116,7 +117,9 @@ class Relay:
             )
 
     def run_forever(self, stop: threading.Event) -> None:
-        """Send batches until ``stop`` is set, waiting for new rows when there are none."""
+        """Send batches until ``stop`` is set, waiting for new rows when there are none.
+        With tracing on, each row's event starts its own trace (its producer span)."""
+        tracing.configure()
         waiter = waiter_for(self.config)
         try:
             while not stop.is_set():

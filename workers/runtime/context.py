@@ -19,7 +19,9 @@ from typing import TYPE_CHECKING, Any, ParamSpec, Protocol, TypeVar, cast
 
 from pydantic_core import PydanticSerializationError, to_jsonable_python
 
+from workers.core import tracing
 from workers.core.errors import Deferred, StepError
+from workers.core.logs import HANDLING
 from workers.core.records import StepWrite, Usage
 from workers.runtime.llm.config import LLMConfig
 from workers.runtime.ratelimit import Limiter
@@ -34,7 +36,9 @@ P = ParamSpec("P")
 
 MAX_NAME_CHARS = 200
 
-_current: ContextVar[AgentContext | None] = ContextVar("streamdesk_agent_context", default=None)
+# The logs' variable itself: setting it once per attempt serves current_context() and
+# puts the event's fields on every line the agent logs (workers/core/logs.py).
+_current: ContextVar[AgentContext | None] = HANDLING
 
 
 def current_context() -> AgentContext:
@@ -76,8 +80,10 @@ class AgentContext:
         token: int,
         deliveries: int,
         lease: str,
+        entry_id: str = "",
     ) -> None:
         self.services = services
+        self.entry_id = entry_id
         self.consumer = consumer
         self.stream = stream
         self.group = group
@@ -113,6 +119,16 @@ class AgentContext:
         """Run ``fn(*args, **kwargs)`` once for this event and return its result as JSON
         (a dict, list, str...). Once stored, every later attempt gets the stored result and
         ``fn`` does not run again. Sync functions run in a worker thread."""
+        if tracing.ACTIVE:
+            with tracing.span(f"step {name}", {"streamdesk.step.name": name}) as span:
+                value = await self._step(name, fn, args, kwargs)
+                span.set_attribute("streamdesk.step.replayed", name in self.replayed)
+                return value
+        return await self._step(name, fn, args, kwargs)
+
+    async def _step(
+        self, name: str, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> Any:
         found, value = await self._lookup(name)
         if found:
             return value
@@ -206,7 +222,7 @@ class SyncAgentContext:
         self.ctx = ctx
         self.consumer, self.stream, self.group = ctx.consumer, ctx.stream, ctx.group
         self.event_type, self.event_hash, self.token = ctx.event_type, ctx.event_hash, ctx.token
-        self.deliveries, self.lease = ctx.deliveries, ctx.lease
+        self.deliveries, self.lease, self.entry_id = ctx.deliveries, ctx.lease, ctx.entry_id
 
     @property
     def log(self) -> logging.LoggerAdapter[Any]:
@@ -220,6 +236,14 @@ class SyncAgentContext:
         return self.ctx.idempotency_key(name)
 
     def step(self, name: str, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> Any:
+        if tracing.ACTIVE:
+            with tracing.span(f"step {name}", {"streamdesk.step.name": name}):
+                return self._step(name, fn, args, kwargs)
+        return self._step(name, fn, args, kwargs)
+
+    def _step(
+        self, name: str, fn: Callable[..., T], args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> Any:
         found, value = self.ctx.wait(self.ctx._lookup(name))
         if found:
             return value

@@ -12,6 +12,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+from workers.core import tracing
 from workers.runtime.context import AgentContext, SyncAgentContext
 from workers.runtime.llm.errors import ToolArgumentsInvalid, ToolLoopExhausted, ToolLoopTimeout
 from workers.runtime.llm.models import ChatModel, Completion, Message, ToolSchema
@@ -126,7 +127,10 @@ class _Loop:
         except ToolArgumentsInvalid as exc:
             return ToolCall(call_id, name, arguments, error=str(exc))
         step = f"{prefix}:{name}"
-        answer = await self.ctx.step(step, tool.answering(), **kwargs)
+        # Its own span inside the step's: a replayed step does not call the tool.
+        attributes = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": name}
+        run = tracing.wrap(tool.answering(), f"execute_tool {name}", attributes)
+        answer = await self.ctx.step(step, run, **kwargs)
         return ToolCall(
             call_id, name, arguments, answer.get("result"), answer.get("error", ""), step
         )

@@ -4,6 +4,7 @@ repeat. ``select_model`` picks one from the configuration."""
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 from collections.abc import Callable
@@ -11,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from pydantic import BaseModel, ConfigDict
 
+from workers.core import tracing
 from workers.core.errors import ConfigurationError
 from workers.runtime.llm.config import LLMConfig
 from workers.runtime.llm.errors import ModelCallFailed
@@ -59,6 +61,27 @@ class ChatModel(Protocol):
     async def complete(self, messages: list[Message], tools: list[ToolSchema]) -> Completion: ...
 
 
+def traced(complete: Any) -> Any:
+    """A ``complete`` method inside a span following OpenTelemetry's GenAI conventions
+    (``chat <model>``, token usage); the method itself with tracing off."""
+
+    @functools.wraps(complete)
+    async def complete_traced(
+        model: Any, messages: list[Message], tools: list[ToolSchema]
+    ) -> Completion:
+        if not tracing.ACTIVE:
+            return cast(Completion, await complete(model, messages, tools))
+        attributes = {"gen_ai.operation.name": "chat", "gen_ai.request.model": model.name}
+        with tracing.span(f"chat {model.name}", attributes) as span:
+            done = cast(Completion, await complete(model, messages, tools))
+            span.set_attribute("gen_ai.response.model", done.model)
+            span.set_attribute("gen_ai.usage.input_tokens", done.prompt_tokens)
+            span.set_attribute("gen_ai.usage.output_tokens", done.completion_tokens)
+            return done
+
+    return complete_traced
+
+
 class OpenAIChatModel:
     """Chat completions on an OpenAI-compatible endpoint (OpenAI, vLLM, Ollama, ...)."""
 
@@ -66,6 +89,7 @@ class OpenAIChatModel:
         self.config = config
         self.name = config.model
 
+    @traced
     async def complete(self, messages: list[Message], tools: list[ToolSchema]) -> Completion:
         # A client per call: agents run on many event loops over a worker's life (and tests
         # start one per run), and an HTTP pool must not outlive its loop. A model call takes
@@ -129,6 +153,7 @@ class BuiltinModel:
         self.rules = rules
         self.name = name
 
+    @traced
     async def complete(self, messages: list[Message], tools: list[ToolSchema]) -> Completion:
         message = _normalized(self.rules(messages, tools), position=len(messages))
         return Completion(
