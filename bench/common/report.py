@@ -81,7 +81,11 @@ RUNTIME = Section(
     "(written by bench.runtime; every bench writer keeps it) -->",
     "<!-- agent runtime benchmark: end -->",
 )
-BLOCKS = (CONSOLE, ACTIONS, OUTBOX, WEBHOOKS, RUNTIME)  # in the document's order
+TRACING = Section(
+    "<!-- tracing benchmark: begin (written by bench.tracing; every bench writer keeps it) -->",
+    "<!-- tracing benchmark: end -->",
+)
+BLOCKS = (CONSOLE, ACTIONS, OUTBOX, WEBHOOKS, RUNTIME, TRACING)  # in the document's order
 
 
 @dataclass(frozen=True, slots=True)

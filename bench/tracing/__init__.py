@@ -1,0 +1,1 @@
+"""``make bench-tracing``: what OpenTelemetry tracing costs the engine per event."""
