@@ -201,6 +201,11 @@ STREAMDESK_WEBHOOK_REPLAY_WINDOW_S = int(
 # Largest request body on every other path; refused while it arrives (console/body_limit.py).
 STREAMDESK_MAX_REQUEST_BYTES = int(os.environ.get("STREAMDESK_MAX_REQUEST_BYTES", 2_621_440))
 
+# Who may scrape GET /metrics (docs/observability.md): a bearer token, client networks (CIDRs),
+# or both. Neither: every scrape is refused, except from loopback with DEBUG on.
+STREAMDESK_METRICS_TOKEN = os.environ.get("STREAMDESK_METRICS_TOKEN", "")
+STREAMDESK_METRICS_ALLOW = env_list("STREAMDESK_METRICS_ALLOW")
+
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
 ]

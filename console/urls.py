@@ -8,6 +8,7 @@ from django.utils.functional import lazy
 from django.views.generic import RedirectView
 
 from console import api
+from console.prometheus_view import metrics
 from console.views import access, actions, dashboard, events, records, streams
 from console.webhooks import receive_webhook
 
@@ -39,6 +40,7 @@ urlpatterns = [
     path("audit/", records.audit_page, name="audit"),
     path("api/", include(api.urlpatterns)),
     path("hooks/<str:source>/", receive_webhook, name="webhook"),
+    path("metrics", metrics, name="metrics"),
     path(
         "login/",
         access.LoginView.as_view(),

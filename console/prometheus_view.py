@@ -1,0 +1,62 @@
+"""``GET /metrics``: Prometheus' text format, for a scraper holding the metrics token or on an
+allowed network (``STREAMDESK_METRICS_TOKEN``, ``STREAMDESK_METRICS_ALLOW``; docs/observability.md).
+
+No session, no sign-in and no CSRF: a scraper has none of them, and a GET changes nothing. The
+answer is a 200 even with Redis down (``streamdesk_up 0``), so Prometheus records the outage.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from django.conf import settings
+from django.http import HttpRequest, HttpResponse
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_safe
+
+from workers.core.errors import ConfigurationError
+from workers.from_settings import engine_config, rate_budgets, redis_client
+from workers.monitor.prometheus import CONTENT_TYPE, exposition
+from workers.monitor.sample import Sample, collect
+from workers.monitor.scrape_access import ScrapeAccess
+
+log = logging.getLogger("streamdesk.metrics")
+
+
+def scrape_access() -> ScrapeAccess:
+    """Read per request, as settings are (a test or a reload may change them)."""
+    return ScrapeAccess.from_settings(
+        settings.STREAMDESK_METRICS_TOKEN,
+        settings.STREAMDESK_METRICS_ALLOW,
+        open_loopback=settings.DEBUG,
+    )
+
+
+def read_sample() -> Sample:
+    """The console's own O(1) sample: the configured stream, even before it exists."""
+    config = engine_config()
+    return collect(redis_client(), config.keys, (config.stream,), budgets=rate_budgets())
+
+
+def _text(status: int, message: str) -> HttpResponse:
+    return HttpResponse(f"{message}\n", status=status, content_type="text/plain; charset=utf-8")
+
+
+@never_cache
+@require_safe
+def metrics(request: HttpRequest) -> HttpResponse:
+    try:
+        access = scrape_access()
+    except ConfigurationError as exc:
+        log.error("/metrics: %s", exc)
+        return _text(500, str(exc))
+    refusal = access.check(
+        str(request.META.get("REMOTE_ADDR") or ""), request.headers.get("Authorization", "")
+    )
+    if refusal is not None:
+        response = _text(refusal.status, refusal.message)
+        if refusal.challenge:
+            response["WWW-Authenticate"] = refusal.challenge
+        return response
+    body = exposition(read_sample, engine_config().claim_idle_ms)
+    return HttpResponse(body, content_type=CONTENT_TYPE)
