@@ -20,6 +20,9 @@ class StreamRates:
     deferred_s: float
     # Idempotency hits among everything the gate decided in the window; None when idle.
     hit_ratio: float | None
+    # The window the rates are over, s (about RATE_WINDOW_MS; shorter just after a recorder
+    # starts): the page says it beside the hit ratio, which otherwise reads as over the totals.
+    window_s: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +65,7 @@ def stream_rates(old: Point | None, new: Point, stream: str) -> StreamRates:
         hits_s=hits,
         deferred_s=_per_s(a.get("r"), b.get("r"), dt_s),
         hit_ratio=hits / decided if decided else None,
+        window_s=dt_s,
     )
 
 

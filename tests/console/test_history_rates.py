@@ -54,6 +54,19 @@ def test_first_tick_after_a_restart_has_rates_from_the_recorded_history(
 
 
 @pytest.mark.django_db
+def test_hit_ratio_says_the_window_it_is_over(r: redis.Redis, staff_client: Client) -> None:
+    """Beside hundreds processed in total, a ratio over the last seconds must say so."""
+    recorded_six_seconds_ago(r)
+    r.hset(keys().stats(STREAM), "idempotency_hits", 100)
+    html = staff_client.get("/").content.decode()
+    label = r'data-metric="hit_ratio">hit ratio (\d+)% \(last (\d+) s\) · 100 total<'
+    found = re.search(label, html)
+    assert found, html
+    # 100 hits among 400 decided since the point recorded about 6 s ago.
+    assert found.group(1) == "25" and 6 <= int(found.group(2)) <= 8
+
+
+@pytest.mark.django_db
 def test_first_page_render_carries_the_recorded_history(
     r: redis.Redis, staff_client: Client
 ) -> None:

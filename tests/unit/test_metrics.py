@@ -50,6 +50,7 @@ def test_stream_rates_per_second() -> None:
     rates = metrics.stream_rates(old, new, "s")
     assert (rates.added_s, rates.processed_s, rates.hits_s) == (20.0, 15.0, 5.0)
     assert rates.hit_ratio == 0.25
+    assert rates.window_s == 2.0  # what the page says the ratio is over
 
 
 def test_stream_rates_counter_reset_is_not_negative() -> None:
