@@ -254,10 +254,6 @@ def server_span(
         yield one
 
 
-def now_ns() -> int:
-    return time.time_ns()
-
-
 # -- consumers --------------------------------------------------------------------------
 
 

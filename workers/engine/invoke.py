@@ -12,8 +12,6 @@ from typing import Any
 
 from workers.core import tracing
 from workers.core.config import EngineConfig
-from workers.core.events import Event
-from workers.core.registry import AgentSpec
 from workers.engine.attempts import Attempt
 from workers.runtime.context import AgentContext, Services, SyncAgentContext
 
@@ -33,18 +31,18 @@ def context_for(services: Services, config: EngineConfig, attempt: Attempt) -> A
     )
 
 
-async def invoke(attempt: Attempt, ctx: AgentContext, executor: Executor) -> Any:
+async def invoke(
+    attempt: Attempt, ctx: AgentContext, executor: Executor, *, traced: bool = True
+) -> Any:
+    """Run the agent; with tracing on, inside the attempt's spans (this function again,
+    ``traced=False``), so tracing off costs one boolean and no extra coroutine."""
     spec, event = attempt.runnable.spec, attempt.runnable.event
-    if not tracing.ACTIVE:  # tracing off: this check is all it costs an attempt
-        return await _call(spec, event, ctx, executor)
-    attempt.trace = tracing.AttemptTrace(
-        event.envelope, consumer_attributes(attempt, ctx), gate_ns(attempt)
-    )
-    with attempt.trace.running(event.type):
-        return await _call(spec, event, ctx, executor)
-
-
-async def _call(spec: AgentSpec, event: Event[Any], ctx: AgentContext, executor: Executor) -> Any:
+    if traced and tracing.ACTIVE:
+        attempt.trace = tracing.AttemptTrace(
+            event.envelope, consumer_attributes(attempt, ctx), gate_ns(attempt)
+        )
+        with attempt.trace.running(event.type):
+            return await invoke(attempt, ctx, executor, traced=False)
     token = ctx.enter()
     try:
         if spec.is_async:
