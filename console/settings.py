@@ -5,7 +5,8 @@ Environment: ``SECRET_KEY`` (required unless ``DEBUG``), ``DEBUG`` (off unless s
 ``DEBUG``), ``ALLOWED_HOSTS``, the TLS proxy settings (``CSRF_TRUSTED_ORIGINS``,
 ``SECURE_PROXY_SSL_HEADER``...), ``DATABASE_URL`` (SQLite in ``.streamdesk/`` by default),
 ``REDIS_URL`` (empty: the embedded Valkey server), ``STREAMDESK_*`` for engine options,
-``LOG_LEVEL``, ``STREAMDESK_LOG_FORMAT`` (``text`` or ``json``). See docs/configuration.md.
+``LOG_LEVEL``, ``STREAMDESK_LOG_FORMAT`` or ``LOG_FORMAT`` (``text`` or ``json``).
+See docs/configuration.md.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import dj_database_url
 from console.environment import env_bool, env_int, env_list, proxy_ssl_header, secret_key
 from console.throttle import ThrottleConfig
 from workers.core.config import options_from_env
+from workers.core.logs import log_format
 from workers.examples import DEMO_APPS, DEMO_RATE_LIMITS
 from workers.producers.webhooks.config import (
     DEFAULT_MAX_BYTES,
@@ -231,7 +233,7 @@ LOGGING = {
     "handlers": {
         "console": {
             "class": "logging.StreamHandler",
-            "formatter": os.environ.get("STREAMDESK_LOG_FORMAT", "text"),
+            "formatter": log_format(os.environ),
             "filters": ["repeats"],
         },
     },
