@@ -12,6 +12,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from workers.engine.ports import UsesPorts
 from workers.engine.timeline import START_LINGER_S
 from workers.redis import consumers, stats
 
@@ -38,7 +39,7 @@ class Status:
     stopping: bool
 
 
-class Housekeeper:
+class Housekeeper(UsesPorts):
     """Given the worker's collaborators: ``inflight`` (its attempts by event hash, read at
     each renewal and beat), ``hold_deferrals`` (keeps deferred entries from being reclaimed),
     ``on_pause(by)`` (told when the group is paused, ``by`` who and when, or resumed: None)
@@ -53,13 +54,7 @@ class Housekeeper:
         on_pause: Callable[[str | None], None],
         status: Callable[[], Status],
     ) -> None:
-        config = ports.config
-        self.config = config
-        self.client = ports.client
-        self.keys = config.keys
-        self.gate = ports.gate
-        self.db = ports.db
-        self.timeline = ports.timeline
+        super().__init__(ports)
         self.inflight = inflight
         self.hold_deferrals = hold_deferrals
         self.on_pause = on_pause

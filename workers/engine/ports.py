@@ -23,3 +23,17 @@ class Ports:
     # The worker's database threads (writes grouped on one, reads on another).
     db: DbWriter
     timeline: Timeline
+
+
+class UsesPorts:
+    """Holds the shared collaborators as its own attributes, for the settler and the
+    housekeeper: one unpacking for both, and settle's hot path still reads each with one
+    attribute lookup on ``self``."""
+
+    def __init__(self, ports: Ports) -> None:
+        self.config = ports.config
+        self.keys = ports.config.keys
+        self.client = ports.client
+        self.gate = ports.gate
+        self.db = ports.db
+        self.timeline = ports.timeline

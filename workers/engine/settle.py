@@ -26,6 +26,7 @@ from workers.core.storable import storable_message
 from workers.engine.defer import queue_defer
 from workers.engine.intake import Rejected
 from workers.engine.outcomes import Settled, Stored, merge, sort_outcomes, spent_by_type
+from workers.engine.ports import UsesPorts
 from workers.engine.settlement import Deferral, Plan, Retry, Timing, plan_rejects, plan_settlement
 from workers.engine.waits import queue_waits
 from workers.redis import stats
@@ -54,7 +55,7 @@ def run_durations(batch: list[Settled]) -> dict[str, list[float]]:
     return out
 
 
-class Settler:
+class Settler(UsesPorts):
     """Settles the worker's outcomes through the collaborators it is given; it calls
     ``on_deferred(entry_ids, wait_ms)`` for entries held back for a rate budget and
     ``on_finished(attempt)`` once an attempt is settled (its slot is free again)."""
@@ -67,17 +68,11 @@ class Settler:
         on_deferred: Callable[[list[str], int], None],
         on_finished: Callable[[Attempt], None],
     ) -> None:
-        config = ports.config
-        self.config = config
-        self.client = ports.client
-        self.keys = config.keys
-        self.gate = ports.gate
-        self.db = ports.db
+        super().__init__(ports)
         self.store = store
-        self.timeline = ports.timeline
         self.on_deferred = on_deferred
         self.on_finished = on_finished
-        self.timing = Timing(config.claim_idle_ms, config.lease_ms)
+        self.timing = Timing(ports.config.claim_idle_ms, ports.config.lease_ms)
         self.queue: asyncio.Queue[Settled] = asyncio.Queue()
         # Batches taken off the queue and not yet announced to Redis.
         self._unsettled = 0
