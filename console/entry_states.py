@@ -15,7 +15,7 @@ from typing import Any, cast
 import redis
 
 from workers.core.keys import Keys
-from workers.gate import GateState
+from workers.gate import GateState, queue_gate_states
 
 # XPENDING over a page's id range returns at most this many per page row: entries deleted
 # from the stream stay in the PEL, so a range can hold more pending ids than listed rows.
@@ -138,8 +138,7 @@ def read_states(
     hashes = [h for _, h in entries if h]
     bound = len(ids) * PEL_ROWS_PER_ENTRY
     with client.pipeline(transaction=False) as pipe:
-        for event_hash in hashes:
-            pipe.hget(keys.gate(event_hash), "state")
+        queue_gate_states(pipe, keys, hashes)
         for g in groups:
             pipe.xpending_range(
                 stream, g.name, min=min(ids, key=_id), max=max(ids, key=_id), count=bound

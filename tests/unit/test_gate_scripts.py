@@ -19,6 +19,8 @@ STATE_READ = re.compile(r"rec\[1\]\s*[=~]=\s*'(\w+)'")
 OUTCOME_LINE = re.compile(r"^\s*outcome\s*=\s*(.+)$", re.M)
 COMPARED = re.compile(r"[=~]=\s*'\w+'")
 QUOTED = re.compile(r"'(\w+)'")
+# Building a gate record's key: ``keys.gate(event_hash)``.
+GATE_KEY = re.compile(r"\bkeys\.gate\(")
 
 
 def lua_files() -> dict[str, str]:
@@ -66,3 +68,15 @@ def test_gate_scripts_loader_drops_only_whole_line_comments() -> None:
     text = lua("dead_letter")
     assert not any(line.lstrip().startswith("--") for line in text.splitlines())
     assert "redis.call('XADD', dead" in text
+
+
+def test_gate_records_touched_only_inside_the_gate_package() -> None:
+    """Every read or write of a gate record goes through ``workers/gate/``: its key is built
+    nowhere else in the product."""
+    outside = {
+        str(path)
+        for root in (WORKERS, WORKERS.parent / "console")
+        for path in root.rglob("*.py")
+        if GATE_KEY.search(path.read_text(encoding="utf-8")) and LUA_DIR.parent not in path.parents
+    }
+    assert outside == set()

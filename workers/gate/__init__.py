@@ -1,15 +1,21 @@
 """The idempotency gate: one Redis record per event hash, so workers do not start an event twice.
 
-Everything that writes a gate record lives here: the Lua scripts (``lua/*.lua``), the state
-names (``states.GateState``) and their transitions, documented once in ``states.py``. The
-engine's side is ``fast.Gate``; the operators' side (dead-letter holds, force re-run, reads)
-is ``operator``. docs/gate.md explains the design.
+Everything that reads or writes a gate record lives here: the Lua scripts (``lua/*.lua``),
+the state names (``states.GateState``) and their transitions, documented once in
+``states.py``. The engine's side is ``fast.Gate``; the operators' and the console's side
+(dead-letter holds, force re-run, reads) is ``operator``. docs/gate.md explains the design.
 """
 
 from __future__ import annotations
 
 from workers.gate.fast import ACQUIRE, DONE, RELEASE, RENEW, Gate, Ticket, lease_name
-from workers.gate.operator import clear_gate, dead_letter_chunk, gate_done, gate_key
+from workers.gate.operator import (
+    clear_gate,
+    dead_letter_chunk,
+    gate_done,
+    gate_key,
+    queue_gate_states,
+)
 from workers.gate.states import HOLDER_PREFIX, GateState, Outcome
 
 __all__ = [
@@ -27,4 +33,5 @@ __all__ = [
     "gate_done",
     "gate_key",
     "lease_name",
+    "queue_gate_states",
 ]

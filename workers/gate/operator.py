@@ -7,6 +7,7 @@ reporting.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any, cast
 
 import redis
@@ -42,6 +43,14 @@ def gate_done(client: redis.Redis, keys: Keys, raw_events: list[str]) -> list[bo
                 pipe.hget(record, "state")
             states.update(zip(part, pipe.execute(), strict=True))
     return [bool(r) and states.get(r) == GateState.DONE for r in records]
+
+
+def queue_gate_states(pipe: redis.client.Pipeline, keys: Keys, event_hashes: Iterable[str]) -> None:
+    """Queue a read of each event hash's gate state on the caller's pipeline: one reply per
+    hash, its state or None when there is no record. Callers batch it with their own reads,
+    so reading the gate costs them no round trip of its own."""
+    for event_hash in event_hashes:
+        pipe.hget(keys.gate(event_hash), "state")
 
 
 def clear_gate(client: redis.Redis, keys: Keys, event_hash: str) -> bool:

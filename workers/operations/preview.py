@@ -10,7 +10,7 @@ import redis
 
 from workers.core.events import stored_hash
 from workers.core.keys import EVENT_FIELD, Keys
-from workers.gate import GateState
+from workers.gate import GateState, queue_gate_states
 from workers.operations import actions
 from workers.operations.actions import DeadFilter
 from workers.store.runs import DjangoRunStore
@@ -70,8 +70,7 @@ def already_done(client: redis.Redis, keys: Keys, raw_events: list[str]) -> int:
     if not hashes:
         return 0
     with client.pipeline(transaction=False) as pipe:
-        for h in hashes:
-            pipe.hget(keys.gate(h), "state")
+        queue_gate_states(pipe, keys, hashes)
         states = pipe.execute()
     by_db = DjangoRunStore().done_among(
         [h for h, state in zip(hashes, states, strict=True) if state != GateState.DONE]
