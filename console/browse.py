@@ -91,7 +91,8 @@ def entries_page(
     before: str | None = None,
     count: int = PAGE_SIZE,
     groups: list[Group] | None = None,
-    keys: Keys | None = None,
+    *,
+    keys: Keys,
 ) -> EntriesPage:
     """Newest first, starting at ``before`` (inclusive: a jump lands on the id itself); with
     ``groups``, each entry's state too (one more round trip and one database read)."""
@@ -102,7 +103,7 @@ def entries_page(
         states: list[EntryState | None] = [None] * len(page)
     else:
         entries = [(str(i), hash_of(fields.get(EVENT_FIELD))) for i, fields in page]
-        states = list(read_states(client, keys or Keys(), stream, entries, groups))
+        states = list(read_states(client, keys, stream, entries, groups))
     rows = [
         EntryRow(str(i), _ms(str(i)), summarize(fields.get(EVENT_FIELD)), state)
         for (i, fields), state in zip(page, states, strict=True)

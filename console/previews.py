@@ -14,15 +14,12 @@ from contextlib import contextmanager
 import redis
 
 from workers.core.keys import Keys
+from workers.core.lua import lua_script
 
 # Longer than any bounded preview takes; only matters if a console process dies mid-preview.
 PREVIEW_LOCK_MS = 60_000
 
-# Delete the slot only if it is still ours (it may have expired and been taken since).
-RELEASE = """
-if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
-return 0
-"""
+RELEASE = lua_script(__package__, "preview_release")
 
 
 class PreviewBusy(Exception):

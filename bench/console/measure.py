@@ -86,8 +86,8 @@ def check_pages(plan: dict[str, Any]) -> dict[str, int]:
     if client.xlen(STREAM) != plan["entries"]:  # REDIS_URL really points at this set
         raise RuntimeError(f"{STREAM} has {client.xlen(STREAM)} entries, not {plan['entries']}")
     rows = {
-        "entries": browse.entries_page(client, STREAM),
-        "entries deep": browse.entries_page(client, STREAM, before=plan["mid_entry"]),
+        "entries": browse.entries_page(client, STREAM, keys=keys()),
+        "entries deep": browse.entries_page(client, STREAM, before=plan["mid_entry"], keys=keys()),
         "pending": browse.pending_page(client, STREAM, GROUP),
         "pending deep": browse.pending_page(client, STREAM, GROUP, after=plan["mid_pending"]),
         "dead": browse.dead_page(client, STREAM),
@@ -133,7 +133,7 @@ def subjects(
     return {
         "collect": lambda: collect(redis_client(), keys()),
         "current_overview": current_overview,
-        "entries_page": lambda: browse.entries_page(redis_client(), STREAM),
+        "entries_page": lambda: browse.entries_page(redis_client(), STREAM, keys=keys()),
         "pending_page": lambda: browse.pending_page(redis_client(), STREAM, GROUP),
         "dead_page": lambda: browse.dead_page(redis_client(), STREAM),
         "tick": lambda: full_tick(sampler),

@@ -22,6 +22,7 @@ from tests.support.engine import STREAM, pending
 from tests.support.processes import Workers
 from tests.support.wait import wait_for
 from workers.core.events import Envelope, event_hash
+from workers.core.keys import Keys
 from workers.models import AgentRun, RunStatus
 from workers.operations import actions
 from workers.operations.actions import ActionResult
@@ -208,7 +209,9 @@ def test_dead_lettering_entries_workers_are_taking_either_runs_or_buries_each(
     rng = random.Random(7)
 
     def bury(ids: list[str]) -> ActionResult:
-        return actions.dead_letter(r, STREAM, GROUP, rng.sample(ids, len(ids) // 5), "race", "op")
+        return actions.dead_letter(
+            r, STREAM, GROUP, rng.sample(ids, len(ids) // 5), "race", "op", keys=Keys()
+        )
 
     buried, _ = operate(r, bury, lambda: pending(r) == 0, for_s=20, every_s=0.02)
     wait_for(lambda: drained(r), timeout_s=30, what="the stream to drain")

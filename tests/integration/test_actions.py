@@ -139,7 +139,7 @@ def test_retry_now_chunks_over_1200_ids(r: redis.Redis) -> None:
 
 def test_dead_letter_moves_entries_with_the_engines_fields(r: redis.Redis) -> None:
     ids = read_by(r, "stuck-worker", 2)
-    result = actions.dead_letter(r, STREAM, GROUP, ids[:1], "poison, by hand", "alice")
+    result = actions.dead_letter(r, STREAM, GROUP, ids[:1], "poison, by hand", "alice", keys=KEYS)
     assert (result.done, result.skipped) == (ids[:1], [])
     [(_, fields)] = r.xrange(DEAD)
     assert list(fields) == [
@@ -155,7 +155,7 @@ def test_dead_letter_moves_entries_with_the_engines_fields(r: redis.Redis) -> No
 def test_dead_letter_skips_entries_not_pending(r: redis.Redis) -> None:
     ids = read_by(r, "stuck-worker", 2)
     r.xack(STREAM, GROUP, ids[0])
-    result = actions.dead_letter(r, STREAM, GROUP, [*ids, "1-1"], "x", "alice")
+    result = actions.dead_letter(r, STREAM, GROUP, [*ids, "1-1"], "x", "alice", keys=KEYS)
     assert (result.done, result.skipped) == ([ids[1]], [ids[0], "1-1"])
     assert result.detail == "2 not pending"
     assert r.xlen(DEAD) == 1
@@ -164,7 +164,7 @@ def test_dead_letter_skips_entries_not_pending(r: redis.Redis) -> None:
 def test_dead_letter_acks_a_pending_entry_whose_payload_was_deleted(r: redis.Redis) -> None:
     ids = read_by(r, "stuck-worker", 1)
     r.xdel(STREAM, ids[0])
-    result = actions.dead_letter(r, STREAM, GROUP, ids, "x", "alice")
+    result = actions.dead_letter(r, STREAM, GROUP, ids, "x", "alice", keys=KEYS)
     assert (result.done, result.skipped) == ([], ids)
     assert result.detail == "1 payload deleted (acked)"
     assert pending(r) == 0 and r.xlen(DEAD) == 0
@@ -174,7 +174,7 @@ def test_dead_letter_acks_a_pending_entry_whose_payload_was_deleted(r: redis.Red
 def test_dead_letter_skips_an_event_an_agent_is_running(r: redis.Redis, redis_url: str) -> None:
     ids = read_by(r, "busy-worker", 1)
     acquire(redis_url, hash_of(event(0)), f"busy-worker/{ids[0]}")
-    result = actions.dead_letter(r, STREAM, GROUP, ids, "x", "alice")
+    result = actions.dead_letter(r, STREAM, GROUP, ids, "x", "alice", keys=KEYS)
     assert (result.done, result.detail) == ([], "1 running now")
     assert pending(r) == 1 and r.xlen(DEAD) == 0
 
@@ -182,7 +182,7 @@ def test_dead_letter_skips_an_event_an_agent_is_running(r: redis.Redis, redis_ur
 def test_dead_letter_skips_an_event_already_done(r: redis.Redis) -> None:
     ids = read_by(r, "slow-acker", 1)
     r.hset(KEYS.gate(hash_of(event(0))), mapping={"state": "done", "token": 1})
-    result = actions.dead_letter(r, STREAM, GROUP, ids, "x", "alice")
+    result = actions.dead_letter(r, STREAM, GROUP, ids, "x", "alice", keys=KEYS)
     assert (result.done, result.detail) == ([], "1 already done (will be acked as a duplicate)")
     assert pending(r) == 1
 
@@ -192,7 +192,7 @@ def test_dead_letter_holds_the_gate_against_a_worker_that_read_the_entry(
 ) -> None:
     """A worker that read the entry just before finds its event busy and does not run it."""
     ids = read_by(r, "reader", 1)
-    actions.dead_letter(r, STREAM, GROUP, ids, "x", "alice", hold_ms=5_000)
+    actions.dead_letter(r, STREAM, GROUP, ids, "x", "alice", hold_ms=5_000, keys=KEYS)
     record = KEYS.gate(hash_of(event(0)))
     assert r.hget(record, "owner") == "dead-letter:alice"
     assert 0 < r.pttl(record) <= 5_000
@@ -203,7 +203,7 @@ def test_dead_letter_of_duplicate_entries_moves_both(r: redis.Redis) -> None:
     ids = xadd_many(r, STREAM, [json.dumps(event(0)), json.dumps(event(0))])
     r.xgroup_create(STREAM, GROUP, id="0")
     r.xreadgroup(GROUP, "w", {STREAM: ">"})
-    result = actions.dead_letter(r, STREAM, GROUP, ids, "x", "alice")
+    result = actions.dead_letter(r, STREAM, GROUP, ids, "x", "alice", keys=KEYS)
     assert result.done == ids
 
 
@@ -211,7 +211,7 @@ def test_dead_letter_then_redrive_runs_the_event_once(
     r: redis.Redis, redis_url: str, config: EngineConfig
 ) -> None:
     ids = read_by(r, "stuck-worker", 1)
-    actions.dead_letter(r, STREAM, GROUP, ids, "x", "alice", hold_ms=300)
+    actions.dead_letter(r, STREAM, GROUP, ids, "x", "alice", hold_ms=300, keys=KEYS)
     [(dead_id, _)] = r.xrange(DEAD)
     actions.redrive(r, STREAM, [dead_id], "alice")
     runs: Counter[str] = Counter()
@@ -223,7 +223,7 @@ def test_dead_letter_then_redrive_runs_the_event_once(
 
 def test_dead_letter_chunks_over_1200_ids(r: redis.Redis) -> None:
     ids = read_by(r, "stuck-worker", 1200)
-    result = actions.dead_letter(r, STREAM, GROUP, ids, "bulk", "alice")
+    result = actions.dead_letter(r, STREAM, GROUP, ids, "bulk", "alice", keys=KEYS)
     assert len(result.done) == 1200
     assert r.xlen(DEAD) == 1200 and pending(r) == 0
 
@@ -275,7 +275,7 @@ def test_scan_dead_time_window(r: redis.Redis) -> None:
 
 def test_redrive_publishes_the_event_with_retry_of_and_deletes_the_letter(r: redis.Redis) -> None:
     ids = read_by(r, "w", 1)
-    actions.dead_letter(r, STREAM, GROUP, ids, "x", "alice")
+    actions.dead_letter(r, STREAM, GROUP, ids, "x", "alice", keys=KEYS)
     [(dead_id, letter)] = r.xrange(DEAD)
     result = actions.redrive(r, STREAM, [dead_id], "bob")
     assert (result.done, result.skipped) == ([dead_id], [])

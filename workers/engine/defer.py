@@ -23,25 +23,10 @@ from typing import Any
 from redis.asyncio import Redis
 from redis.asyncio.client import Pipeline
 
+from workers.core.lua import lua_script
 from workers.redis.bus import Delivery
 
-# For each id: if still pending for this consumer, reset its idle time and delivery count
-# and return its fields; a deleted entry returns an empty list (acked by the caller).
-_TAKE_BACK = """
-local out = {}
-for i, id in ipairs(ARGV) do
-  if i > 2 then
-    local row = redis.call('XPENDING', KEYS[1], ARGV[1], id, id, 1)[1]
-    if row and row[2] == ARGV[2] then
-      local n = tonumber(row[4]) + 1
-      redis.call('XCLAIM', KEYS[1], ARGV[1], ARGV[2], 0, id, 'IDLE', 0, 'RETRYCOUNT', n, 'JUSTID')
-      local entry = redis.call('XRANGE', KEYS[1], id, id)[1]
-      table.insert(out, {id, n, entry and entry[2] or {}})
-    end
-  end
-end
-return out
-"""
+_TAKE_BACK = lua_script(__package__, "defer_take_back")
 
 # Others may reclaim a waiting entry only this long after its token is due. This worker's
 # own timer reruns it at the due time; were its reclaim loop (or another worker's) to take
@@ -56,22 +41,7 @@ def idle_ms(claim_idle_ms: int, wait_ms: float) -> int:
     return max(int(claim_idle_ms - wait_ms - GRACE_MS), 0)
 
 
-# For each (id, idle ms) pair: if still pending for this consumer, set its idle time (JUSTID
-# leaves the delivery count alone). Returns the ids that are no longer this consumer's: an
-# operator or another worker moved them, or they were acked; they are not taken back.
-_HOLD = """
-local gone = {}
-for i = 3, #ARGV, 2 do
-  local id = ARGV[i]
-  local row = redis.call('XPENDING', KEYS[1], ARGV[1], id, id, 1)[1]
-  if row and row[2] == ARGV[2] then
-    redis.call('XCLAIM', KEYS[1], ARGV[1], ARGV[2], 0, id, 'IDLE', ARGV[i + 1], 'JUSTID')
-  else
-    table.insert(gone, id)
-  end
-end
-return gone
-"""
+_HOLD = lua_script(__package__, "defer_hold")
 
 
 @dataclass(order=True, slots=True)

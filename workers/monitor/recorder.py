@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import redis
 
 from workers.core.keys import Keys
+from workers.core.lua import lua_script
 from workers.monitor.history import HistoryStore, to_point
 from workers.monitor.sample import collect
 
@@ -36,19 +37,8 @@ LEASE_TTL_MS = 3_000
 # one tick takes a little longer than another.
 TICK_OFFSET_S = 0.05
 
-# Take the lease if it is free, renew it if it is ours: 1 if we hold it now, else 0.
-HOLD = """
-if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return 1 end
-if redis.call('GET', KEYS[1]) == ARGV[1] then
-  redis.call('PEXPIRE', KEYS[1], ARGV[2])
-  return 1
-end
-return 0
-"""
-RELEASE = """
-if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
-return 0
-"""
+HOLD = lua_script(__package__, "lease_hold")
+RELEASE = lua_script(__package__, "lease_release")
 
 
 def holder_name(role: str) -> str:

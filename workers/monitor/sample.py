@@ -15,6 +15,7 @@ from typing import Any
 import redis
 
 from workers.core.keys import Keys, dead_stream, is_dead_stream
+from workers.core.lua import lua_script
 from workers.redis import stats
 from workers.redis.consumers import pruned_field
 from workers.runtime.ratelimit import Budget, Level, levels, queue_levels
@@ -125,13 +126,7 @@ def _int(value: Any, default: int | None = None) -> int | None:
         return default
 
 
-# The oldest pending entry (by id) and when it is due if it waits on purpose: XPENDING and
-# ZSCORE in one call, so the sample keeps its three round trips. KEYS: stream, waits.
-OLDEST_PENDING = """
-local p = redis.call('XPENDING', KEYS[1], ARGV[1], '-', '+', 1)
-if #p == 0 then return {} end
-return {p[1][1], p[1][3], redis.call('ZSCORE', KEYS[2], p[1][1])}
-"""
+OLDEST_PENDING = lua_script(__package__, "oldest_pending")
 
 
 @dataclass(frozen=True, slots=True)

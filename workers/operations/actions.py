@@ -19,6 +19,7 @@ import redis
 
 from workers.core.errors import ActionRefused
 from workers.core.keys import EVENT_FIELD, Keys
+from workers.core.lua import lua_script
 from workers.gate import HOLDER_PREFIX, clear_gate, dead_letter_chunk, gate_done, gate_key
 from workers.operations.redrive import (
     ActionResult,
@@ -61,55 +62,11 @@ __all__ = [
 # instead of running it. Reading and gating are one round trip apart: seconds are plenty.
 DEAD_LETTER_HOLD_MS = 10_000
 
-# KEYS: stream. ARGV: group, consumer. The consumer's pending count (-1: no such consumer);
-# it is deleted only when that count is 0, checked in the same call.
-REMOVE_CONSUMER = """
-for _, c in ipairs(redis.call('XINFO', 'CONSUMERS', KEYS[1], ARGV[1])) do
-  local name, pending
-  for i = 1, #c, 2 do
-    if c[i] == 'name' then name = c[i + 1] elseif c[i] == 'pending' then pending = c[i + 1] end
-  end
-  if name == ARGV[2] then
-    if pending == 0 then redis.call('XGROUP', 'DELCONSUMER', KEYS[1], ARGV[1], ARGV[2]) end
-    return pending
-  end
-end
-return -1
-"""
+REMOVE_CONSUMER = lua_script(__package__, "remove_consumer")
 
-# KEYS: stream. ARGV: group, consumer, ids... The ids claimed (XCLAIM 0 JUSTID). XCLAIM
-# creates the consumer even when it claims nothing, so it runs only when at least one id is
-# pending with its entry still there: a claim that moves nothing creates no consumer.
-CLAIM = """
-local args = {'XCLAIM', KEYS[1], ARGV[1], ARGV[2], 0}
-local live = false
-for i = 3, #ARGV do
-  if #redis.call('XPENDING', KEYS[1], ARGV[1], ARGV[i], ARGV[i], 1) == 1 then
-    args[#args + 1] = ARGV[i]
-    if not live and #redis.call('XRANGE', KEYS[1], ARGV[i], ARGV[i]) == 1 then live = true end
-  end
-end
-if not live then return {} end
-args[#args + 1] = 'JUSTID'
-return redis.call(unpack(args))
-"""
+CLAIM = lua_script(__package__, "claim")
 
-# KEYS: stream. ARGV: group, idle_ms, ids... 1 per id still pending: its idle time is now
-# idle_ms, its owner and delivery count unchanged (XCLAIM to the owner itself, JUSTID).
-RETRY_NOW = """
-local out = {}
-for i = 3, #ARGV do
-  local p = redis.call('XPENDING', KEYS[1], ARGV[1], ARGV[i], ARGV[i], 1)
-  local ok = 0
-  if #p == 1 then
-    local claimed = redis.call('XCLAIM', KEYS[1], ARGV[1], p[1][2], 0, ARGV[i],
-                               'IDLE', ARGV[2], 'JUSTID')
-    if #claimed == 1 then ok = 1 end  -- Redis >= 7 drops a deleted entry instead
-  end
-  out[#out + 1] = ok
-end
-return out
-"""
+RETRY_NOW = lua_script(__package__, "retry_now")
 
 SKIP_REASONS = {
     "gone": "not pending",
@@ -209,7 +166,7 @@ def dead_letter(
     reason: str,
     by: str,
     *,
-    keys: Keys | None = None,
+    keys: Keys,
     hold_ms: int = DEAD_LETTER_HOLD_MS,
 ) -> ActionResult:
     """Move pending entries to ``<stream>:dead`` and ack them, one Lua call per chunk.
@@ -217,8 +174,8 @@ def dead_letter(
     Skipped: entries not pending, entries whose event an agent is running now or has
     already run (dead-lettering those would put an event that ran among the dead), and
     pending entries whose payload was deleted (those are acked: nothing is left to keep).
-    ``keys`` names the gate records (the default prefix unless given)."""
-    keys = keys or Keys()
+    ``keys`` names the gate records: the caller's, so a deployment with its own prefix
+    holds its own events' records."""
     valid, malformed = split_ids(ids)
     dead_at = datetime.now(UTC).isoformat()
     done: list[str] = []

@@ -16,6 +16,7 @@ from typing import Any, cast
 import redis
 
 from workers.core.keys import EVENT_FIELD, dead_stream
+from workers.core.lua import lua_script
 
 # Ids per Lua call or pipeline: large enough to be cheap, small enough that one call never
 # holds the server for more than a few milliseconds.
@@ -54,33 +55,9 @@ def entry_ms(entry_id: str) -> int:
     return int(entry_id.split("-", 1)[0])
 
 
-# KEYS: stream, dead stream. ARGV: by, dead ids... Per dead letter still there: XADD the
-# original event to the stream with retry_of, then XDEL the letter; its new id, or "" if
-# the letter is gone (another redrive or a purge got there first).
-REDRIVE = """
-local out = {}
-for i = 2, #ARGV do
-  local letter = redis.call('XRANGE', KEYS[2], ARGV[i], ARGV[i])
-  local new_id = ''
-  if #letter == 1 then
-    local event, fields = '', letter[1][2]
-    for j = 1, #fields, 2 do
-      if fields[j] == 'event' then event = fields[j + 1] end
-    end
-    new_id = redis.call('XADD', KEYS[1], '*', 'event', event, 'retry_of', ARGV[i], 'by', ARGV[1])
-    redis.call('XDEL', KEYS[2], ARGV[i])
-  end
-  out[#out + 1] = new_id
-end
-return out
-"""
+REDRIVE = lua_script(__package__, "redrive")
 
-# KEYS: dead stream. ARGV: ids... 1 per id deleted, 0 if it was not there.
-PURGE = """
-local out = {}
-for i = 1, #ARGV do out[i] = redis.call('XDEL', KEYS[1], ARGV[i]) end
-return out
-"""
+PURGE = lua_script(__package__, "purge")
 
 
 @dataclass(frozen=True, slots=True)
