@@ -22,6 +22,11 @@ pytestmark = pytest.mark.e2e
 
 # runworker --processes names its children on start (workers/engine/processes.py).
 SUPERVISING = r"supervising \d+ worker processes \(pids ([\d, ]+)\)"
+# A cold start (Django, daphne, the migrations check) took over 30 s once on a shared 2-CPU
+# machine under load: a start is given this long, and a start that died fails at once.
+START_TIMEOUT_S = 120
+# Daphne's access log line for a request: 127.0.0.1:54321 - - [04/Dec/2026:10:01:40] "GET /x" 200 12
+ACCESS_LINE = r'^\S+ - - \[[^\]]+\] "GET {path}" \d{{3}} \d+$'
 
 
 class Up:
@@ -94,8 +99,9 @@ def up_env(worker_env: dict[str, str], tmp_path: Path) -> dict[str, str]:
 def up(up_env: dict[str, str], tmp_path: Path) -> Iterator[Up]:
     running = Up(up_env, tmp_path / "up.log", free_port())
     try:
-        wait_for(lambda: {"worker-1", "worker-2", "console"} <= set(running.pids()), what="up")
-        wait_for(running.console_answers, what="the console")
+        children = {"worker-1", "worker-2", "console"}
+        wait_for(lambda: children <= set(running.pids()), START_TIMEOUT_S, what="up")
+        wait_for(running.console_answers, START_TIMEOUT_S, what="the console")
         yield running
     finally:
         stop(running)
@@ -123,15 +129,52 @@ def test_up_stops_every_child_on_ctrl_c(up: Up) -> None:
     assert "all processes stopped" in up.output()
 
 
-def started_once(env: dict[str, str], log: Path) -> str:
-    """Start ``up`` (the console only), wait for its banner and the console, stop it; its output."""
+def wait_until_serving(running: Up) -> None:
+    """Until the banner is out and the console answers; fails at once (with up's output) if
+    ``up`` exited meanwhile, else after START_TIMEOUT_S."""
+
+    def serving() -> bool:
+        if running.proc.poll() is not None:
+            raise AssertionError(f"up exited {running.proc.returncode}:\n{running.output()}")
+        return "Ctrl-C stops everything" in running.output() and running.console_answers()
+
+    wait_for(serving, timeout_s=START_TIMEOUT_S, what="up's banner and its console")
+
+
+def started_once(env: dict[str, str], log: Path, paths: tuple[str, ...] = ()) -> str:
+    """Start ``up`` (the console only), wait for its banner and the console, GET ``paths``,
+    stop it; its whole output (every buffer flushed: the processes have exited)."""
     running = Up(env, log, free_port(), workers=0)
     try:
-        wait_for(lambda: "Ctrl-C stops everything" in running.output(), what="the banner")
-        wait_for(running.console_answers, what="the console")
+        wait_until_serving(running)
+        for path in paths:
+            with urllib.request.urlopen(f"http://127.0.0.1:{running.port}{path}", timeout=10):
+                pass
     finally:
         stop(running)
     return running.output()
+
+
+def access_lines(output: str, path: str) -> list[str]:
+    return re.findall(ACCESS_LINE.format(path=re.escape(path)), output, re.M)
+
+
+# Pages a newcomer's browser fetches: each query is unique, so a line for it is this run's.
+PAGES = ("/login/?probe=1", "/login/?probe=2", "/static/console/console.css?probe=3")
+
+
+def test_up_logs_no_request_by_default(up_env: dict[str, str], tmp_path: Path) -> None:
+    env = {k: v for k, v in up_env.items() if k != "ACCESS_LOG"}  # make run's default
+    output = started_once(env, tmp_path / "quiet.log", PAGES)
+    assert [p for p in PAGES if access_lines(output, p)] == []
+    assert "probe=" not in output  # nor in any other shape
+    assert "no access log: ACCESS_LOG=1 turns it on" in output
+
+
+def test_up_logs_each_request_with_access_log(up_env: dict[str, str], tmp_path: Path) -> None:
+    output = started_once({**up_env, "ACCESS_LOG": "1"}, tmp_path / "access.log", PAGES)
+    assert [len(access_lines(output, p)) for p in PAGES] == [1, 1, 1], output
+    assert "no access log" not in output
 
 
 def test_up_writes_the_admin_password_to_a_private_file(
