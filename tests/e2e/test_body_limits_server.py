@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import redis
 
-from tests.e2e.console_server import Console
+from tests.support.console_server import Console
 from tests.support.wait import wait_for
 
 pytestmark = pytest.mark.e2e

@@ -12,8 +12,8 @@ import pytest
 import redis
 from playwright.sync_api import Browser, expect
 
-from tests.e2e.console_server import Console
 from tests.support.browser import CHROMIUM, log_in, screenshot
+from tests.support.console_server import Console
 from tests.support.engine import STREAM
 from tests.support.operators import GROUP_PATH, OPERATOR, ORPHAN
 from tests.support.operators import browser as browser

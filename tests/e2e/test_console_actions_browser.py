@@ -13,7 +13,6 @@ import pytest
 import redis
 from playwright.sync_api import Browser, Page, expect
 
-from tests.e2e.console_server import Console
 from tests.support.browser import (
     CHROMIUM,
     WAIT_MS,
@@ -21,6 +20,7 @@ from tests.support.browser import (
     processed,
     screenshot,
 )
+from tests.support.console_server import Console
 from tests.support.engine import STREAM
 from tests.support.operators import DEAD, DEAD_PATH, GROUP_PATH, OPERATOR, ORPHAN, VIEWER
 from tests.support.operators import browser as browser

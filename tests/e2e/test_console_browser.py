@@ -10,7 +10,6 @@ import pytest
 import redis
 from playwright.sync_api import Browser, expect
 
-from tests.e2e.console_server import Console
 from tests.support.browser import (
     CHROMIUM,
     STREAM_PATH,
@@ -22,6 +21,7 @@ from tests.support.browser import (
 )
 from tests.support.browser import browser as browser
 from tests.support.browser import staff_user as staff_user
+from tests.support.console_server import Console
 from tests.support.engine import counters
 from tests.support.processes import Workers
 from tests.support.wait import wait_for

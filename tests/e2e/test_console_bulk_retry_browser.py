@@ -11,9 +11,9 @@ import pytest
 import redis
 from playwright.sync_api import Browser, expect
 
-from tests.e2e.console_server import Console
 from tests.support.browser import CHROMIUM, WAIT_MS, log_in, screenshot
 from tests.support.console import dead_letters
+from tests.support.console_server import Console
 from tests.support.operators import DEAD_PATH, OPERATOR
 from tests.support.operators import browser as browser
 from tests.support.operators import role_users as role_users

@@ -12,7 +12,6 @@ import redis
 from django.contrib.auth import get_user_model
 from playwright.sync_api import Browser, ConsoleMessage, Page, expect, sync_playwright
 
-from tests.e2e.console_server import Console
 from tests.support.browser import (
     CHROMIUM,
     PASSWORD,
@@ -23,6 +22,7 @@ from tests.support.browser import (
     new_page,
     screenshot,
 )
+from tests.support.console_server import Console
 from tests.support.engine import STREAM
 from tests.support.processes import Workers
 from tests.support.wait import wait_for

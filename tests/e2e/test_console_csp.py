@@ -13,9 +13,9 @@ import redis
 from django.contrib.auth import get_user_model
 from playwright.sync_api import Browser, ConsoleMessage, Page, expect, sync_playwright
 
-from tests.e2e.console_server import Console
 from tests.support.browser import CHROMIUM, VIEWPORT, WAIT_MS
 from tests.support.console import member_of
+from tests.support.console_server import Console
 from tests.support.engine import STREAM, counters
 from tests.support.processes import Workers
 from tests.support.wait import wait_for

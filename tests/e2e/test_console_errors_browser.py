@@ -16,9 +16,9 @@ import pytest
 import redis
 from playwright.sync_api import Browser, Page, expect
 
-from tests.e2e import console_server
-from tests.e2e.console_server import Console
+from tests.support import console_server
 from tests.support.browser import CHROMIUM, WAIT_MS, log_in, screenshot
+from tests.support.console_server import Console
 from tests.support.engine import STREAM, counters
 from tests.support.operators import DEAD, DEAD_PATH, GROUP_PATH, OPERATOR, VIEWER
 from tests.support.operators import browser as browser

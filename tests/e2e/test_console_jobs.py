@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 import redis
 
-from tests.e2e.console_server import Console
 from tests.support.console import dead_letter_fields
+from tests.support.console_server import Console
 from tests.support.engine import STREAM
 from tests.support.wait import wait_for
 from workers import operations

@@ -9,8 +9,8 @@ import pytest
 import redis
 from playwright.sync_api import Browser, expect
 
-from tests.e2e.console_server import Console
 from tests.support.browser import CHROMIUM, WAIT_MS, log_in
+from tests.support.console_server import Console
 from tests.support.engine import STREAM, xadd
 from tests.support.operators import GROUP_PATH, OPERATOR
 from tests.support.operators import browser as browser

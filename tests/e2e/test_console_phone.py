@@ -12,12 +12,12 @@ import pytest
 import redis
 from playwright.sync_api import Browser, Page, ViewportSize, expect
 
-from tests.e2e.console_server import Console
 from tests.support.browser import CHROMIUM, PASSWORD, USERNAME, WAIT_MS
 
 # Fixtures shared with the desktop browser tests.
 from tests.support.browser import browser as browser
 from tests.support.browser import staff_user as staff_user
+from tests.support.console_server import Console
 from tests.support.engine import STREAM, counters
 from tests.support.processes import Workers
 from tests.support.wait import wait_for

@@ -16,7 +16,7 @@ import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 
-from tests.e2e.console_server import Console
+from tests.support.console_server import Console
 from tests.support.engine import STREAM
 from tests.support.wait import wait_for
 from workers.models import BulkJob, Door, JobStatus

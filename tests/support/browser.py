@@ -12,7 +12,7 @@ import pytest
 from django.contrib.auth import get_user_model
 from playwright.sync_api import Browser, Locator, Page, ViewportSize, expect, sync_playwright
 
-from tests.e2e.console_server import Console
+from tests.support.console_server import Console
 from tests.support.engine import STREAM
 
 # Debian's Chromium: Playwright's own browser download is not available here.
