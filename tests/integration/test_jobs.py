@@ -14,6 +14,7 @@ from django.db import connection
 from django.utils import timezone
 
 from tests.support.entries import GROUP, STREAM, dead_letters, live_consumer, pending_entries
+from tests.support.wait import wait_for
 from workers import operations
 from workers.core.errors import ActionRefused, JobNotRunnable
 from workers.core.keys import Keys, dead_stream
@@ -259,9 +260,11 @@ def test_job_runner_thread_picks_up_a_job_and_stops(r: redis.Redis) -> None:
     )
     thread.start()
     try:
-        deadline = time.monotonic() + 10
-        while BulkJob.objects.get(pk=job.pk).status != "done" and time.monotonic() < deadline:
-            time.sleep(0.05)
+        wait_for(
+            lambda: BulkJob.objects.get(pk=job.pk).status == "done",
+            timeout_s=10,
+            what="the runner thread to finish the job",
+        )
     finally:
         stop.set()
         thread.join(timeout=10)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.unit.test_import_cycles import graph, imports
+from tests.support.imports import graph, imports
 
 ROOT = Path(__file__).resolve().parents[2]
 
