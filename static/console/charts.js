@@ -31,6 +31,15 @@
 
   const utc = (ts) => uPlot.tzDate(new Date(ts * 1e3), "Etc/UTC");
   const clock = { seconds: uPlot.fmtDate("{HH}:{mm}:{ss}"), minutes: uPlot.fmtDate("{HH}:{mm}") };
+  const stamp = uPlot.fmtDate("{YYYY}-{MM}-{DD} {HH}:{mm}:{ss}");
+
+  // The last value of a column that is not a gap, or null.
+  function newest(col) {
+    for (let i = (col ? col.length : 0) - 1; i >= 0; i -= 1) {
+      if (col[i] != null) return col[i];
+    }
+    return null;
+  }
 
   function css(name, fallback) {
     return getComputedStyle(document.body).getPropertyValue(name).trim() || fallback;
@@ -59,14 +68,25 @@
         },
         { ...axis, label: data.unit, size: 52, labelSize: 16, values: (u, splits) => splits.map(number) },
       ],
+      // The legend reads "label: value unit" (the colon is console.css'): under the cursor
+      // while hovering, else the newest value, so it is never a row of dashes.
       series: [
-        { label: "time (UTC)", value: "{YYYY}-{MM}-{DD} {HH}:{mm}:{ss}" },
+        {
+          label: "time (UTC)",
+          value: (u, v, si, idx) => {
+            const at = idx == null ? newest(u.data[0]) : v;
+            return at == null ? "—" : (idx == null ? "newest " : "") + stamp(utc(at));
+          },
+        },
         ...data.labels.map((label, i) => ({
           label: label,
           stroke: COLOURS[i % COLOURS.length],
           width: 1.5,
           spanGaps: false, // null is a gap: no line is drawn across it
-          value: (u, v) => (v == null ? "—" : `${number(v)} ${data.unit}`),
+          value: (u, v, si, idx) => {
+            const shown = idx == null ? newest(u.data[si]) : v;
+            return shown == null ? "—" : `${number(shown)} ${data.unit}`;
+          },
         })),
       ],
     };
@@ -86,6 +106,7 @@
       entry.plot = new uPlot(options(entry.data, slot.clientWidth || 320), cols, slot);
     } else {
       entry.plot.setData(cols);
+      entry.plot.setLegend(); // the newest values, unless the cursor holds a point
     }
   }
 

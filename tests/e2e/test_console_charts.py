@@ -3,6 +3,7 @@ kept current by the websocket without a reload, and the 5 min / 1 h / 24 h selec
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -98,6 +99,11 @@ def test_overview_chart_has_axes_updates_live_and_switches_range(
     wait_for(lambda: rows(page, THROUGHPUT) >= before + 3, timeout_s=20, what="3 more rows")
     assert page.evaluate(f"document.querySelector('{THROUGHPUT} canvas') === window.kept")
     assert page.evaluate("window.notReloaded === 1")
+
+    # Off the chart, the legend reads "label: newest value unit", not a row of dashes.
+    legend = chart.locator(".u-legend .u-series")
+    expect(legend.nth(0)).to_contain_text(re.compile(r"time \(UTC\):?\s*newest \d{4}-"))
+    expect(legend.nth(2)).to_have_text(re.compile(r"^processed:?\s*[\d.]+[kM]? events/s$"))
 
     # Hover: the legend reads out the values under the cursor, with their unit.
     box = chart.locator(".u-over").bounding_box()
