@@ -29,3 +29,8 @@ async def logs_async(event: Any, ctx: Any) -> None:
 @agent("e2e.logs.sync", schema=Note)
 def logs_sync(event: Any, ctx: Any) -> None:
     log.warning("sync agent on %d", event.data.n)
+
+
+@agent("e2e.logs.fail", schema=Note)
+async def logs_fail(event: Any, ctx: Any) -> None:
+    raise RuntimeError(f"always fails on {event.data.n}")

@@ -7,6 +7,7 @@ import logging
 import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import Any
 
 from workers.core import tracing
 from workers.core.config import EngineConfig
@@ -43,6 +44,19 @@ class Attempt:
     @property
     def delivery(self) -> Delivery:
         return self.runnable.delivery
+
+    def log_fields(self, **more: Any) -> dict[str, Any]:
+        """The event's fields for the engine's own lines about this attempt, logged outside
+        the agent's context (whose lines get them from ``workers.core.logs.HANDLING``)."""
+        fields: dict[str, Any] = {
+            "event_hash": self.event_hash,
+            "entry_id": self.delivery.entry_id,
+            "event_type": self.runnable.event.type,
+            "consumer": self.owner.rsplit("/", 1)[0],  # owner is "<consumer>/<entry id>"
+        }
+        if self.trace is not None:
+            fields["trace_id"] = self.trace.trace_id()
+        return fields | more
 
     @property
     def entry_ids(self) -> list[str]:
@@ -127,21 +141,17 @@ async def gate_groups(
         elif ticket.outcome is Outcome.BUSY:
             busy += [group.leader.delivery, *group.followers]
         else:
-            if ticket.outcome is Outcome.TAKEOVER:
-                log.info(
-                    "lease taken over",
-                    extra={"event_hash": group.leader.event.hash, "token": ticket.token},
-                )
-            attempts.append(
-                Attempt(
-                    group.leader,
-                    owner,
-                    ticket.token,
-                    now,
-                    mono,
-                    list(group.followers),
-                    takeover=ticket.outcome is Outcome.TAKEOVER,
-                    gated_ns=gated_ns,
-                )
+            attempt = Attempt(
+                group.leader,
+                owner,
+                ticket.token,
+                now,
+                mono,
+                list(group.followers),
+                takeover=ticket.outcome is Outcome.TAKEOVER,
+                gated_ns=gated_ns,
             )
+            if attempt.takeover:
+                log.info("lease taken over", extra=attempt.log_fields(token=ticket.token))
+            attempts.append(attempt)
     return attempts, hits, busy

@@ -95,7 +95,11 @@ class Housekeeper(UsesPorts):
         held = await self.gate.renew_many([(a.event_hash, a.owner, a.token) for a in attempts])
         for attempt, ok in zip(attempts, held, strict=True):
             if not ok:
-                log.warning("lease lost for %s: its result will be refused", attempt.lease)
+                log.warning(
+                    "lease lost for %s: its result will be refused",
+                    attempt.lease,
+                    extra=attempt.log_fields(),
+                )
         # Reset the idle time of entries still ours, so no one reclaims a long agent's entry
         # (or its waiting duplicates) and inflates their delivery counts.
         ids: list[Any] = [

@@ -27,6 +27,17 @@ class Rejected:
     # Set when the event parsed: its AgentRun row is closed as dead-lettered.
     run: Run | None = None
 
+    def log_fields(self, consumer: str) -> dict[str, Any]:
+        """As ``Attempt.log_fields``, with what is known of an event that may not parse."""
+        fields: dict[str, Any] = {
+            "entry_id": self.delivery.entry_id,
+            "consumer": consumer,
+            "reason": self.reason,
+        }
+        if self.run is not None:
+            fields |= {"event_hash": self.run.event_hash, "event_type": self.run.event_type}
+        return fields
+
 
 @dataclass(slots=True)
 class Intake:

@@ -159,7 +159,7 @@ class Settler(UsesPorts):
             return merge([await self._store(batch[:half]), await self._store(batch[half:])])
         (s,) = batch
         attempt = s.attempt
-        extra = {"event_hash": attempt.event_hash, "entry_id": attempt.delivery.entry_id}
+        extra = attempt.log_fields()
         if s.refused:
             # Even its dead record was refused: the dead letter in Redis is all that is kept.
             log.error("its dead record cannot be stored either (%s)", exc, extra=extra)
@@ -201,15 +201,24 @@ class Settler(UsesPorts):
     def _queue_plan(self, pipe: Pipeline, plan: Plan) -> None:
         for attempt in plan.fenced:
             # Our lease was taken over: the new owner commits; this entry returns as a hit.
-            log.warning("result fenced: lease %s was taken over", attempt.lease)
+            log.warning(
+                "result fenced: lease %s was taken over", attempt.lease, extra=attempt.log_fields()
+            )
         if plan.done:
             self.gate.queue_done(pipe, [a.event_hash for a in plan.done])
             pipe.xack(self.config.stream, self.config.group, *plan.acks)
         for attempt in plan.released:
             self.gate.queue_release(pipe, attempt.event_hash, attempt.owner, attempt.token)
         for dead in plan.dead:
-            letter = self._letter(dead.outcome.attempt.delivery, dead.reason, dead.outcome.error)
-            queue_dead_letter(pipe, letter)
+            attempt = dead.outcome.attempt
+            log.warning(
+                "dead-lettering after %d deliveries (%s): %s",
+                attempt.delivery.deliveries,
+                dead.reason,
+                dead.outcome.error.rstrip().rsplit("\n", 1)[-1],
+                extra=attempt.log_fields(reason=dead.reason),
+            )
+            queue_dead_letter(pipe, self._letter(attempt.delivery, dead.reason, dead.outcome.error))
         for retry in plan.retries:
             self._queue_retry(pipe, retry)
         for deferral in plan.deferrals:
@@ -225,11 +234,7 @@ class Settler(UsesPorts):
             "agent failed (%s); retry in %d ms",
             retry.outcome.error.rstrip().rsplit("\n", 1)[-1],
             retry.retry_in_ms,
-            extra={
-                "event_hash": attempt.event_hash,
-                "entry_id": attempt.delivery.entry_id,
-                "deliveries": attempt.delivery.deliveries,
-            },
+            extra=attempt.log_fields(deliveries=attempt.delivery.deliveries),
         )
 
     def _queue_deferral(self, pipe: Pipeline, deferral: Deferral) -> None:
@@ -246,7 +251,7 @@ class Settler(UsesPorts):
             "deferred: %s; rerun in %d ms",
             deferral.outcome.error,
             deferral.wait_ms,
-            extra={"event_hash": attempt.event_hash, "entry_id": attempt.delivery.entry_id},
+            extra=attempt.log_fields(),
         )
 
     def _letter(self, delivery: Delivery, reason: str, error: str) -> DeadLetter:
@@ -288,7 +293,7 @@ class Settler(UsesPorts):
                     "dead-lettering %s: %s",
                     r.delivery.entry_id,
                     r.error,
-                    extra={"reason": r.reason},
+                    extra=r.log_fields(c.consumer),
                 )
                 queue_dead_letter(pipe, self._letter(r.delivery, r.reason, r.error))
             if plan.acks:
