@@ -17,26 +17,21 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import signal
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-import psycopg
 import redis
 
 from bench.common.harness import PYTHON, ROOT, BenchError, log_tail, wait_until
 from bench.common.report import OUTBOX_SUITE
+from bench.common.stack import bench_stack, setup_django
 from bench.outbox import report as outbox_report
-from workers.redis.embedded import PrivateServer
 
-PG_ADMIN = "host=127.0.0.1 port=5432 user=postgres dbname=postgres connect_timeout=2"
-PG_DB = "streamdesk_bench_outbox"
 THROUGHPUT_STREAM = "bench:outbox:relay"
 CEILING_STREAM = "bench:outbox:ceiling"
 LATENCY_STREAM = "bench:outbox:latency"
@@ -59,33 +54,6 @@ def parse(argv: list[str]) -> argparse.Namespace:
             setattr(args, name, default)
     args.output = OUTBOX_SUITE.output(args.output, args.quick)
     return args
-
-
-def postgres_version() -> str | None:
-    """The server's version if 127.0.0.1:5432 takes a trust login as postgres, else None."""
-    try:
-        with psycopg.connect(PG_ADMIN, autocommit=True) as conn:
-            row = conn.execute("SHOW server_version").fetchone()
-    except psycopg.Error:
-        return None
-    return f"PostgreSQL {row[0].split()[0]}" if row else "PostgreSQL"
-
-
-def pg_admin(sql: str) -> None:
-    with psycopg.connect(PG_ADMIN, autocommit=True) as conn:
-        conn.execute(sql)
-
-
-def setup_django(env: dict[str, str]) -> None:
-    os.environ.update(env)
-    import django
-
-    django.setup()
-    from django.core.management import call_command
-
-    import bench.engine.agents  # noqa: F401  registers bench.probe in the default registry
-
-    call_command("migrate", "--no-input", verbosity=0)
 
 
 def emit_rows(n: int, stream: str, per_txn: int) -> list[tuple[int, int]]:
@@ -182,35 +150,13 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     args = parse(argv)
     began = time.time()
-    tmp = Path(tempfile.mkdtemp(prefix="streamdesk-bench-outbox-"))
-    pg = None if args.sqlite else postgres_version()
-    server = PrivateServer(tmp / "valkey").start()
-    created = False
-    try:
-        client = redis.Redis.from_url(server.url, decode_responses=True, socket_timeout=30)
+    with bench_stack("outbox", sqlite=args.sqlite) as stack:
+        client, env, tmp, pg = stack.client, stack.env, stack.tmp, stack.postgres
         info = client.info("server")
         valkey = info.get("valkey_version") or info["redis_version"]
-        if pg:
-            pg_admin(f"DROP DATABASE IF EXISTS {PG_DB} WITH (FORCE)")
-            pg_admin(f"CREATE DATABASE {PG_DB}")
-            created = True
-            db_url = f"postgres://postgres@127.0.0.1:5432/{PG_DB}"
-        else:
-            db_url = f"sqlite:///{tmp / 'outbox.sqlite3'}"
-        env = {k: v for k, v in os.environ.items() if not k.startswith("STREAMDESK_")}
-        env.update(
-            DJANGO_SETTINGS_MODULE="console.settings",
-            DATABASE_URL=db_url,
-            REDIS_URL=server.url,
-            STREAMDESK_DATA_DIR=str(tmp / "data"),
-            DEBUG="0",
-            SECRET_KEY="bench-only-not-a-secret",
-            STREAMDESK_DEMO="1",  # the tickets example app
-            LOG_LEVEL="WARNING",
-            PYTHONUNBUFFERED="1",
-        )
         print(f"outbox bench: {pg or 'SQLite'}, Valkey {valkey}, {os.cpu_count()} CPUs", flush=True)
         setup_django(env)
+        import bench.engine.agents  # noqa: F401  registers bench.probe in the default registry
         from workers.producers.relay import RelayConfig
 
         runs = []
@@ -219,14 +165,6 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  throughput {n + 1}/{args.repeats}: {runs[-1]}", flush=True)
         lags, total = latency(env, client, args, tmp / "relay.log")
         print(f"  latency: {len(lags)} rows, p99 {percentile(lags, 0.99):.1f} ms", flush=True)
-        from django.db import connections
-
-        connections.close_all()
-    finally:
-        server.stop()
-        if created:
-            pg_admin(f"DROP DATABASE IF EXISTS {PG_DB} WITH (FORCE)")
-        shutil.rmtree(tmp, ignore_errors=True)
     results = outbox_report.OutboxResults(
         began=began,
         ended=time.time(),

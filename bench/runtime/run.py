@@ -16,11 +16,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
-import shutil
 import subprocess
 import sys
-import tempfile
 import time
 import uuid
 from pathlib import Path
@@ -32,15 +29,13 @@ import redis.asyncio as aredis
 from bench.common.harness import ROOT, Bench, BenchError
 from bench.common.machine import machine
 from bench.common.report import RUNTIME_SUITE
-from bench.outbox.run import pg_admin, postgres_version
+from bench.common.stack import bench_stack, setup_django
 from bench.runtime import report as runtime_report
 from bench.runtime.agents import BUDGET, SUBJECTS, Subject, Timings, registry
 from workers.core.config import EngineConfig
 from workers.core.keys import DEFAULT_STREAM, EVENT_FIELD, Keys
 from workers.core.registry import Registry
-from workers.redis.embedded import PrivateServer
 
-PG_DB = "streamdesk_bench_runtime"
 PIPELINE_CHUNK = 1_000
 # Burst mode blocks up to this long on an empty read before it checks it is done: short,
 # so the end of a drain adds little to its time.
@@ -86,16 +81,6 @@ def tree_description() -> str:
         return f"{head} (working tree, clean)"
     names = ", ".join(f"`{name[3:]}`" for name in changed)
     return f"{head} plus the working tree's uncommitted changes: {names}"
-
-
-def setup_django(env: dict[str, str]) -> None:
-    os.environ.update(env)
-    import django
-
-    django.setup()
-    from django.core.management import call_command
-
-    call_command("migrate", "--no-input", verbosity=0)
 
 
 def reset(client: redis.Redis) -> None:
@@ -196,47 +181,16 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     args = parse(argv)
     began = time.time()
-    tmp = Path(tempfile.mkdtemp(prefix="streamdesk-bench-runtime-"))
-    pg = None if args.sqlite else postgres_version()
-    server = PrivateServer(tmp / "valkey").start()
-    created = False
     timings = Timings()
-    try:
-        client = redis.Redis.from_url(server.url, decode_responses=True, socket_timeout=30)
-        if pg:
-            pg_admin(f"DROP DATABASE IF EXISTS {PG_DB} WITH (FORCE)")
-            pg_admin(f"CREATE DATABASE {PG_DB}")
-            created = True
-            db_url = f"postgres://postgres@127.0.0.1:5432/{PG_DB}"
-        else:
-            db_url = f"sqlite:///{tmp / 'runtime.sqlite3'}"
-        env = {k: v for k, v in os.environ.items() if not k.startswith("STREAMDESK_")}
-        env.update(
-            DJANGO_SETTINGS_MODULE="console.settings",
-            DATABASE_URL=db_url,
-            REDIS_URL=server.url,
-            STREAMDESK_DATA_DIR=str(tmp / "data"),
-            DEBUG="0",  # as deployed: with DEBUG on, Django keeps every query in memory
-            SECRET_KEY="bench-only-not-a-secret",
-            STREAMDESK_DEMO="1",  # the example agents
-            LOG_LEVEL="WARNING",
-        )
+    with bench_stack("runtime", sqlite=args.sqlite) as stack:
+        client, server, tmp, pg = stack.client, stack.server, stack.tmp, stack.postgres
         # Only machine() reads this Bench: its server and description of the code.
         bench = Bench(tmp, ROOT, tree_description(), server, client, tmp / "unused.sqlite3")
         info = machine(bench)
         print(f"runtime bench: {pg or 'SQLite'}, {info.valkey}, {info.cpus} CPUs", flush=True)
-        setup_django(env)
+        setup_django(stack.env)
         rates = measure(client, server.url, args, timings)
         info = info.finish()
-        from django.db import connections
-
-        connections.close_all()
-        client.close()
-    finally:
-        server.stop()
-        if created:
-            pg_admin(f"DROP DATABASE IF EXISTS {PG_DB} WITH (FORCE)")
-        shutil.rmtree(tmp, ignore_errors=True)
     config = engine_config(args)
     results = runtime_report.RuntimeResults(
         machine=info,

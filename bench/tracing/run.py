@@ -34,7 +34,7 @@ from pydantic import BaseModel
 
 from bench.common.harness import ROOT, Bench, BenchError
 from bench.common.machine import machine
-from bench.outbox.run import pg_admin, postgres_version
+from bench.common.stack import pg_admin, postgres_version
 from bench.runtime.run import _run_worker, reset, setup_django, tree_description
 from bench.tracing import report as tracing_report
 from bench.tracing.report import MODES, TRACING_SUITE
