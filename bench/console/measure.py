@@ -38,6 +38,7 @@ from django.contrib.auth import get_user_model  # noqa: E402
 from django.test import Client  # noqa: E402
 
 from bench.console.load import GROUP, STREAM, heartbeats  # noqa: E402
+from bench.console.records import dead_event, operator_records  # noqa: E402
 from console import browse  # noqa: E402
 from console.runtime import keys, make_sampler  # noqa: E402
 from console.sampler import Sampler  # noqa: E402
@@ -128,7 +129,7 @@ def full_tick(sampler: Sampler) -> object:
 
 
 def subjects(
-    client: Client, plan: dict[str, Any], sampler: Sampler
+    client: Client, plan: dict[str, Any], sampler: Sampler, dead_entry: str
 ) -> dict[str, Callable[[], object]]:
     return {
         "collect": lambda: collect(redis_client(), keys()),
@@ -146,6 +147,12 @@ def subjects(
         "pending filtered": page(client, f"{GROUP_URL}?min_deliveries=2"),
         "dead": page(client, DEAD_URL),
         "dead deep": page(client, f"{DEAD_URL}?before={plan['mid_dead']}"),
+        # A dead event's page: for its Retry button it reads up to 1,000 dead letters of
+        # the minute around its dead_lettered step (workers/operations/redrive.find_letter).
+        "event dead": page(client, f"{STREAM_URL}entries/{dead_entry}/"),
+        "workers": page(client, "/workers/"),
+        "jobs": page(client, "/jobs/"),
+        "audit": page(client, "/audit/"),
     }
 
 
@@ -171,15 +178,20 @@ def main(plan_path: str, out_path: str) -> int:
     plan = json.loads(Path(plan_path).read_text())
     sets: dict[str, dict[str, Any]] = plan["sets"]
     client = staff_client()
+    operator_records()  # the database is shared by both sets: its pages cost the same
     prepared: dict[str, dict[str, Callable[[], object]]] = {}
     rows: dict[str, dict[str, int]] = {}
     for name, info in sets.items():
         use(info["url"])
         seed_history(int(time.time() * 1000))
         rows[name] = check_pages(info)
+        entry = dead_event(redis_client())
+        shown = client.get(f"{STREAM_URL}entries/{entry}/").content
+        if b"/retry/" not in shown:  # else the page did not find its letter: a cheaper path
+            raise RuntimeError(f"the event page of dead entry {entry} has no Retry button")
         sampler = make_sampler()
         full_tick(sampler)  # takes the broadcaster lease
-        prepared[name] = subjects(client, info, sampler)
+        prepared[name] = subjects(client, info, sampler, entry)
     names = list(sets)
     ms: dict[str, dict[str, list[float]]] = {s: {n: [] for n in names} for s in prepared[names[0]]}
     cpu: dict[str, dict[str, list[float]]] = {s: {n: [] for n in names} for s in ms}
