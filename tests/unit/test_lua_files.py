@@ -15,8 +15,6 @@ LOADED = re.compile(r"""\blua_script\(\s*__package__,\s*["'](\w+)["']\s*\)""")
 GATE = Path(workers.__file__).parent / "gate"
 # A script inline in Python: a string that calls into Redis.
 INLINE = re.compile(r"redis\.call\(")
-# Being moved by another change; drop from here once they load from lua/.
-NOT_YET_MOVED = {"runtime/ratelimit.py", "producers/webhooks/replay.py"}
 
 
 def lua_files() -> set[Path]:
@@ -48,7 +46,7 @@ def test_lua_files_no_script_inline_in_python() -> None:
         for path in root.rglob("*.py")
         if INLINE.search(path.read_text(encoding="utf-8"))
     }
-    assert inline <= NOT_YET_MOVED
+    assert not inline
 
 
 def test_lua_files_loader_drops_only_whole_line_comments() -> None:

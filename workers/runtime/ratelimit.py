@@ -23,41 +23,12 @@ from redis.asyncio import Redis
 
 from workers.core.errors import ConfigurationError
 from workers.core.keys import Keys
+from workers.core.lua import lua_script
 
 # A reservation nobody came back for (its event was dead-lettered or purged) is dropped
 # this long after it was due.
 STALE_MS = 10 * 60 * 1000
 
-_TAKE = """
-local rate, burst, holder, stale = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3], tonumber(ARGV[4])
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now - stale)
-local held = redis.call('ZSCORE', KEYS[2], holder)
-if held then
-  held = tonumber(held)
-  if held <= now then
-    redis.call('ZREM', KEYS[2], holder)
-    redis.call('HINCRBY', KEYS[1], 'taken', 1)
-    return {1, 0}
-  end
-  return {0, held - now}
-end
-local b = redis.call('HMGET', KEYS[1], 'tokens', 'ts')
-local tokens, ts = tonumber(b[1]) or burst, tonumber(b[2]) or now
-tokens = math.min(burst, tokens + math.max(now - ts, 0) * rate / 1000)
-tokens = tokens - 1
-redis.call('HSET', KEYS[1], 'tokens', tostring(tokens), 'ts', now)
-if tokens >= 0 then
-  redis.call('HINCRBY', KEYS[1], 'taken', 1)
-  return {1, 0}
-end
--- Reserved: the bucket refills to zero, paying for this token, -tokens / rate from now.
-local wait = math.ceil(-tokens * 1000 / rate)
-redis.call('ZADD', KEYS[2], now + wait, holder)
-redis.call('HINCRBY', KEYS[1], 'deferrals', 1)
-return {0, wait}
-"""
 
 _SPEC = re.compile(
     r"^\s*(?P<name>[\w.-]+)\s*=\s*(?P<rate>\d+(\.\d+)?)\s*/\s*(?P<unit>s|m|h)"
@@ -125,7 +96,7 @@ class Limiter:
         self.client = client
         self.budgets = dict(budgets)
         self.keys = Keys(prefix)
-        self._take = client.register_script(_TAKE)
+        self._take = client.register_script(lua_script(__package__, "budget_take"))
 
     def budget(self, name: str) -> Budget:
         try:

@@ -18,24 +18,10 @@ from redis.commands.core import Script
 from workers.core.errors import ConfigurationError, RedisUnavailable
 from workers.core.events import Envelope, canonical_json, event_hash
 from workers.core.keys import EVENT_FIELD, Keys
+from workers.core.lua import lua_script
 from workers.redis.replication import Durability, check_confirmed, queue_wait
 
 DEFAULT_REPLAY_WINDOW_S = 7 * 24 * 3600  # GitHub keeps deliveries (and redelivers) for 7 days
-
-# KEYS: stream, seen key. ARGV: field, event JSON, event hash, window in s, durable (1/0).
-# The seen key holds "<entry id> <event hash>" of the first copy. A durable replay rewrites
-# it as it is: a write for the WAIT that follows to cover, and the replicas get the first
-# copy's XADD before it (replication keeps the primary's order).
-PUBLISH_ONCE = """
-local seen = redis.call('GET', KEYS[2])
-if seen then
-  if ARGV[5] == '1' then redis.call('SET', KEYS[2], seen, 'KEEPTTL') end
-  return {0, seen}
-end
-local entry_id = redis.call('XADD', KEYS[1], '*', ARGV[1], ARGV[2])
-redis.call('SET', KEYS[2], entry_id .. ' ' .. ARGV[3], 'EX', ARGV[4])
-return {1, entry_id}
-"""
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,7 +53,7 @@ class OncePublisher:
         self.keys = keys
         self.window_s = check_window(window_s)
         # Bytes: a text script would need a client for its encoding; any client may run it.
-        self._script = Script(None, PUBLISH_ONCE.encode())  # type: ignore[arg-type]
+        self._script = Script(None, lua_script(__package__, "publish_once").encode())  # type: ignore[arg-type]
 
     def publish(
         self,
