@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import logging
+import re
+
 import pytest
 
 from console.views.events import trace_url
 from workers.core import tracing
+from workers.core.errors import ConfigurationError
 
 TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736"
 
@@ -52,3 +56,59 @@ def test_trace_url_fills_the_template(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_trace_url_without_a_template_is_none(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("STREAMDESK_TRACE_URL", raising=False)
     assert trace_url(TRACE_ID) is None
+
+
+@pytest.mark.parametrize(
+    ("environ", "kinds"),
+    [
+        ({}, []),
+        ({"OTEL_TRACES_EXPORTER": "none"}, []),
+        ({"OTEL_TRACES_EXPORTER": "console"}, ["ConsoleSpanExporter"]),
+        ({"OTEL_TRACES_EXPORTER": " Console , none "}, ["ConsoleSpanExporter"]),
+    ],
+)
+def test_exporters_named_by_the_standard_variable(
+    environ: dict[str, str], kinds: list[str]
+) -> None:
+    assert [type(e).__name__ for e in tracing._exporters(environ)] == kinds
+
+
+@pytest.mark.parametrize(
+    ("environ", "said"),
+    [
+        ({"OTEL_TRACES_EXPORTER": "zipkin"}, "zipkin unknown"),
+        ({"OTEL_TRACES_EXPORTER": "console,jaeger"}, "jaeger unknown"),
+        (
+            {"OTEL_TRACES_EXPORTER": "otlp", "OTEL_EXPORTER_OTLP_PROTOCOL": "http/json"},
+            "OTLP protocol 'http/json'",
+        ),
+        (
+            {
+                "OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4317",
+                "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL": "grpc",
+            },
+            "over grpc needs `pip install opentelemetry-exporter-otlp`",
+        ),
+    ],
+)
+def test_exporters_a_name_or_protocol_it_cannot_serve_is_said(
+    environ: dict[str, str], said: str
+) -> None:
+    with pytest.raises(ConfigurationError, match=re.escape(said)):
+        tracing._exporters(environ)
+
+
+def test_configure_with_a_bad_exporter_logs_once_and_leaves_tracing_off(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    tracing.deactivate()
+    try:
+        with caplog.at_level(logging.ERROR, logger="streamdesk.tracing"):
+            assert tracing.configure({"OTEL_TRACES_EXPORTER": "zipkin"}) is False
+        assert tracing.ACTIVE is False
+        assert [r.getMessage() for r in caplog.records] == [
+            "tracing is off: OTEL_TRACES_EXPORTER: zipkin unknown; streamdesk knows otlp, "
+            "console and none"
+        ]
+    finally:
+        tracing.deactivate()

@@ -17,14 +17,17 @@ import contextlib
 import functools
 import importlib
 import inspect
+import logging
 import os
 import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from workers.core.errors import Deferred
+from workers.core.errors import ConfigurationError, Deferred
 from workers.core.events import Envelope, event_hash
+
+log = logging.getLogger("streamdesk.tracing")
 
 # The hot path's one check. Read as ``tracing.ACTIVE`` (never ``from ... import ACTIVE``,
 # which would copy the value at import).
@@ -55,8 +58,8 @@ def activate(provider: Any | None = None) -> None:
 
 
 def deactivate() -> None:
-    global ACTIVE, _tracer, _configured
-    ACTIVE, _tracer, _configured = False, None, False
+    global ACTIVE, _tracer, _configured, _propagator
+    ACTIVE, _tracer, _configured, _propagator = False, None, False, None
 
 
 def configure(environ: Mapping[str, str] = os.environ) -> bool:
@@ -75,10 +78,15 @@ def configure(environ: Mapping[str, str] = os.environ) -> bool:
     except ImportError:
         return False
     if not _has_sdk_provider(trace.get_tracer_provider()):
-        exporter = _exporter(environ)
-        if exporter is None:
+        try:
+            exporters = _exporters(environ)
+        except ConfigurationError as exc:
+            # Said once at start-up; a tracing typo must not stop events being handled.
+            log.error("tracing is off: %s", exc)
             return False
-        trace.set_tracer_provider(_sdk_provider(exporter))
+        if not exporters:
+            return False
+        trace.set_tracer_provider(_sdk_provider(exporters))
     activate()
     return True
 
@@ -88,31 +96,59 @@ def _has_sdk_provider(provider: Any) -> bool:
     return type(provider).__name__ not in {"ProxyTracerProvider", "NoOpTracerProvider"}
 
 
-def _exporter(environ: Mapping[str, str]) -> Any | None:
-    """The exporter the standard variables name: ``console`` (in the SDK) or ``otlp`` (the
-    separate ``opentelemetry-exporter-otlp`` package); ``none`` or nothing set: none."""
-    name = environ.get("OTEL_TRACES_EXPORTER", "").strip().lower()
-    if not name and environ.get("OTEL_EXPORTER_OTLP_ENDPOINT"):
-        name = "otlp"
-    if name in {"", "none"}:
-        return None
-    if name == "console":
+# OTLP's transports (OTEL_EXPORTER_OTLP_[TRACES_]PROTOCOL) and the module of each exporter,
+# all in the separate opentelemetry-exporter-otlp package, which the otel extra does not install.
+OTLP_MODULES = {
+    "http/protobuf": "opentelemetry.exporter.otlp.proto.http.trace_exporter",
+    "grpc": "opentelemetry.exporter.otlp.proto.grpc.trace_exporter",
+}
+
+
+def _exporters(environ: Mapping[str, str]) -> list[Any]:
+    """The exporters the standard variables name, a comma-separated list of ``otlp`` and
+    ``console`` (in the SDK); ``none`` or nothing set: none. A name or protocol streamdesk
+    cannot serve is a ``ConfigurationError`` at start-up, not spans silently lost."""
+    names = [n.strip().lower() for n in environ.get("OTEL_TRACES_EXPORTER", "").split(",")]
+    names = [n for n in names if n and n != "none"]
+    if not names and environ.get("OTEL_EXPORTER_OTLP_ENDPOINT"):
+        names = ["otlp"]
+    unknown = sorted(set(names) - {"otlp", "console"})
+    if unknown:
+        raise ConfigurationError(
+            f"OTEL_TRACES_EXPORTER: {', '.join(unknown)} unknown; streamdesk knows otlp, "
+            "console and none"
+        )
+    out: list[Any] = []
+    if "console" in names:
         from opentelemetry.sdk.trace.export import ConsoleSpanExporter
 
-        return ConsoleSpanExporter()
-    if name == "otlp":
-        try:
-            # By name: a separate package, which the otel extra does not install.
-            otlp = importlib.import_module("opentelemetry.exporter.otlp.proto.http.trace_exporter")
-        except ImportError as exc:
-            raise ImportError(
-                "OTEL_TRACES_EXPORTER=otlp needs `pip install opentelemetry-exporter-otlp`"
-            ) from exc
-        return otlp.OTLPSpanExporter()
-    raise ValueError(f"OTEL_TRACES_EXPORTER={name!r}: streamdesk knows otlp, console and none")
+        out.append(ConsoleSpanExporter())
+    if "otlp" in names:
+        out.append(_otlp(environ))
+    return out
 
 
-def _sdk_provider(exporter: Any) -> Any:
+def _otlp(environ: Mapping[str, str]) -> Any:
+    protocol = (
+        environ.get("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL")
+        or environ.get("OTEL_EXPORTER_OTLP_PROTOCOL")
+        or "http/protobuf"  # the specification's default
+    ).strip()
+    if protocol not in OTLP_MODULES:
+        raise ConfigurationError(
+            f"OTLP protocol {protocol!r}: streamdesk exports over {' or '.join(OTLP_MODULES)}"
+        )
+    try:
+        module = importlib.import_module(OTLP_MODULES[protocol])
+    except ImportError as exc:
+        raise ConfigurationError(
+            f"OTEL_TRACES_EXPORTER=otlp over {protocol} needs "
+            "`pip install opentelemetry-exporter-otlp`"
+        ) from exc
+    return module.OTLPSpanExporter()
+
+
+def _sdk_provider(exporters: list[Any]) -> Any:
     # The SDK reads OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES, OTEL_TRACES_SAMPLER(_ARG)
     # and OTEL_BSP_* itself.
     from opentelemetry.sdk.resources import Resource
@@ -120,7 +156,8 @@ def _sdk_provider(exporter: Any) -> Any:
     from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
     provider = TracerProvider(resource=Resource.create())
-    provider.add_span_processor(BatchSpanProcessor(exporter))
+    for exporter in exporters:
+        provider.add_span_processor(BatchSpanProcessor(exporter))
     return provider
 
 
