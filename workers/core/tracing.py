@@ -300,7 +300,7 @@ class AttemptTrace:
     process span be the creation context's child, which keeps an event and all its attempts
     in one trace), with the gate, the agent and the settle as its children."""
 
-    __slots__ = ("agent_ended_ns", "context", "error", "open", "span")
+    __slots__ = ("agent_ended_ns", "context", "error", "gate_ns", "open", "span")
 
     def __init__(
         self,
@@ -316,7 +316,7 @@ class AttemptTrace:
         # An empty context, not the current one: nothing in the worker's task is a parent.
         parent = _propagator.extract(carrier, Context())
         stream = attributes.get("messaging.destination.name", "")
-        began_ns, gated_ns = gate_ns
+        began_ns = gate_ns[0]
         self.span = _tracer.start_span(
             f"process {stream}",
             parent,
@@ -328,10 +328,7 @@ class AttemptTrace:
         self.agent_ended_ns = 0
         self.error = ""
         self.open = True
-        if began_ns:
-            # The gate ran once for the whole batch: each attempt's span gets its timing.
-            gate = _tracer.start_span("gate", self.context, start_time=began_ns)
-            gate.end(end_time=gated_ns)
+        self.gate_ns = gate_ns
 
     def trace_id(self) -> str:
         return format(self.span.get_span_context().trace_id, "032x")
@@ -376,6 +373,13 @@ class AttemptTrace:
     def _end(self) -> None:
         from opentelemetry import trace
 
+        began_ns, gated_ns = self.gate_ns
+        if began_ns:
+            # The gate ran once for the whole batch: each attempt's span gets its timing. Ended
+            # only now, with its parent, so a worker killed mid-agent exports no gate span
+            # whose parent never arrives.
+            gate = _tracer.start_span("gate", self.context, start_time=began_ns)
+            gate.end(end_time=gated_ns)
         if self.error:
             self.span.set_status(trace.StatusCode.ERROR, self.error)
         self.open = False
