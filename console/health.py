@@ -46,6 +46,10 @@ class PendingState:
     due_ms: int | None = None
     # How far off ``due_ms`` was when the sample was read.
     due_in_ms: int | None = None
+    # A reclaimable entry whose held-back wait just ended: when its retry was due. Its idle
+    # time is the engine's bookkeeping (an entry published 10 s ago reads "idle 60 s"), so
+    # the page says "retry due at" instead.
+    retry_due_ms: int | None = None
 
 
 def pending_state(idle_ms: int, due_ms: int | None, at_ms: int, claim_idle_ms: int) -> PendingState:
@@ -62,7 +66,8 @@ def pending_state(idle_ms: int, due_ms: int | None, at_ms: int, claim_idle_ms: i
     if idle_ms > stuck_after_ms(claim_idle_ms):
         return PendingState("stuck", idle_ms)
     if idle_ms >= claim_idle_ms:
-        return PendingState("reclaimable", idle_ms)
+        agrees = due_ms is not None and abs(reclaimable_at - due_ms) <= DUE_SLACK_MS
+        return PendingState("reclaimable", idle_ms, retry_due_ms=due_ms if agrees else None)
     return PendingState("idle", idle_ms)
 
 

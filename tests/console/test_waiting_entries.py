@@ -125,3 +125,18 @@ def test_an_entry_retried_now_is_no_longer_shown_waiting(
     assert 'data-state="reclaimable"' in rows[first]
     assert "retry at" not in rows[first]
     assert all('data-state="waiting"' in rows[i] for i in held if i != first)
+
+
+def test_a_retry_just_due_reads_retry_due_not_a_long_idle_time(
+    r: redis.Redis, held: dict[str, int], staff_client: Client
+) -> None:
+    """A wait that ended a second ago and no worker has reclaimed it yet: the page says when
+    the retry was due, not "idle 1 min 1 s" for an entry published seconds ago."""
+    first = next(iter(held))
+    due_ms = int(r.time()[0]) * 1000 - 1_000
+    idle_ms = engine_config().claim_idle_ms + 1_000
+    r.xclaim(STREAM, GROUP, "w1", 0, [first], idle=idle_ms, justid=True)
+    r.zadd(Keys().waits(STREAM, GROUP), {first: due_ms})
+    html = staff_client.get(GROUP_PAGE).content.decode()
+    assert f"reclaimable, retry due at {clock(due_ms)}" in pending_rows(html)[first]
+    assert f"retry due at {clock(due_ms)}</div>" in html  # the oldest pending's stat

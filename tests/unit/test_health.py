@@ -150,6 +150,15 @@ def test_a_past_due_time_is_not_waiting() -> None:
     assert health.pending_state(3_000, None, NOW, CLAIM_IDLE_MS).kind == "idle"
 
 
+def test_a_retry_just_due_says_when_it_was_due_not_its_idle_time() -> None:
+    # Held back until 1 s ago, not reclaimed yet: "retry due at", not "idle 61 s".
+    state = health.pending_state(61_000, NOW - 1_000, NOW, CLAIM_IDLE_MS)
+    assert state == health.PendingState("reclaimable", 61_000, retry_due_ms=NOW - 1_000)
+    # Retried now by an operator long after its due time: the idle time says so, no due time.
+    late = health.pending_state(65_000, NOW - 30_000, NOW, CLAIM_IDLE_MS)
+    assert late.kind == "reclaimable" and late.retry_due_ms is None
+
+
 def test_oldest_pending_reads_the_group() -> None:
     g = group(pending=1, idle_ms=57_000, due_ms=NOW + 3_000)
     assert health.oldest_pending(g, NOW, CLAIM_IDLE_MS) == health.PendingState(
