@@ -14,6 +14,7 @@
   const COLOURS = ["#1f5fbf", "#1a7f45", "#c4261d", "#8e44ad", "#d9822b", "#138d90"];
   const RANGE_KEY = "streamdesk-range";
   const REFETCH_MIN_MS = 10000;
+  const TIME_STEPS_S = [1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200, 86400];
 
   const charts = new Map(); // key -> { data: ChartData, plot: uPlot | null }
   let range = "5m";
@@ -63,7 +64,9 @@
       axes: [
         {
           ...axis,
-          space: 90, // px between time ticks: room for hh:mm:ss
+          space: 70, // px between time ticks: room for hh:mm:ss
+          // uPlot's own steps jump from 1 to 5 min: a 300 px chart of 5 min got one label.
+          incrs: TIME_STEPS_S,
           values: (u, splits) => splits.map((s) => (range === "5m" ? clock.seconds : clock.minutes)(utc(s))),
         },
         { ...axis, label: data.unit, size: 52, labelSize: 16, values: (u, splits) => splits.map(number) },
