@@ -86,22 +86,21 @@ DURATION_BUCKETS_S = (
 INF = "+Inf"
 
 
+# Each bucket's field suffix, ``+Inf`` last: formatted once, not per run.
+_BOUNDS = (*(repr(b) for b in DURATION_BUCKETS_S), INF)
+
+
 def duration_increments(durations_s: Mapping[str, Iterable[float]]) -> dict[str, float]:
     """One batch's run durations, per event type, as increments of the durations hash's fields:
     ``<type>|<bound>`` (runs in that bucket only, not cumulative) and ``<type>|sum``. Summed here
     so a batch of N runs costs a few HINCRBYs, not N."""
     out: dict[str, float] = {}
     for event_type, values in durations_s.items():
-        for seconds in values:
-            i = bisect_left(DURATION_BUCKETS_S, seconds)
-            bound = (
-                f"{event_type}|{DURATION_BUCKETS_S[i]!r}"
-                if i < len(DURATION_BUCKETS_S)
-                else f"{event_type}|{INF}"
-            )
-            out[bound] = out.get(bound, 0) + 1
-            total = f"{event_type}|sum"
-            out[total] = out.get(total, 0.0) + seconds
+        seconds = list(values)
+        in_bucket = Counter(bisect_left(DURATION_BUCKETS_S, s) for s in seconds)
+        for i, n in in_bucket.items():
+            out[f"{event_type}|{_BOUNDS[i]}"] = n
+        out[f"{event_type}|sum"] = sum(seconds)
     return out
 
 
