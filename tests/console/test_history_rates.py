@@ -59,7 +59,10 @@ def test_hit_ratio_says_the_window_it_is_over(r: redis.Redis, staff_client: Clie
     recorded_six_seconds_ago(r)
     r.hset(keys().stats(STREAM), "idempotency_hits", 100)
     html = staff_client.get("/").content.decode()
-    label = r'data-metric="hit_ratio">hit ratio (\d+)% \(last (\d+) s\) · 100 total<'
+    label = (
+        r'data-metric="hit_ratio">hit ratio (\d+)% <span class="nowrap">\(last (\d+) s\)</span>'
+        r'</div><div class="sub">100 total<'
+    )
     found = re.search(label, html)
     assert found, html
     # 100 hits among 400 decided since the point recorded about 6 s ago.
