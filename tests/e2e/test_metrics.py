@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import signal
 import socket
-import subprocess
-import sys
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -18,7 +16,7 @@ import redis
 from django.test import Client
 
 from tests.support.engine import counters, xadd
-from tests.support.processes import ROOT, Workers
+from tests.support.processes import Workers, manage, start
 from tests.support.scrape import Series, parse, value
 from tests.support.wait import wait_for
 
@@ -59,14 +57,7 @@ def scrape_env(worker_env: dict[str, str], settings: Any) -> dict[str, str]:
 @pytest.fixture
 def exporter(scrape_env: dict[str, str], tmp_path: Path) -> Iterator[str]:
     port = free_port()
-    with open(tmp_path / "metrics.log", "wb") as log:
-        proc = subprocess.Popen(
-            [sys.executable, "manage.py", "metrics", "--port", str(port)],
-            cwd=ROOT,
-            env=scrape_env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-        )
+    proc = start(scrape_env, tmp_path / "metrics.log", "metrics", "--port", str(port))
     url = f"http://127.0.0.1:{port}/metrics"
     try:
         wait_for(lambda: _answers(url), what="manage.py metrics to listen")
@@ -157,15 +148,7 @@ def test_metrics_command_says_when_its_port_is_taken(
     r: redis.Redis, scrape_env: dict[str, str], exporter: str
 ) -> None:
     port = exporter.split(":")[2].split("/")[0]
-    done = subprocess.run(
-        [sys.executable, "manage.py", "metrics", "--port", port],
-        cwd=ROOT,
-        env=scrape_env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    done = manage(scrape_env, "metrics", "--port", port)
     assert done.returncode == 1
     assert f"port {port} on 127.0.0.1 is taken" in done.stderr
 
@@ -174,14 +157,6 @@ def test_metrics_command_will_not_serve_beyond_loopback_unguarded(
     r: redis.Redis, worker_env: dict[str, str]
 ) -> None:
     env = {**worker_env, "STREAMDESK_METRICS_TOKEN": "", "STREAMDESK_METRICS_ALLOW": ""}
-    done = subprocess.run(
-        [sys.executable, "manage.py", "metrics", "--bind", "0.0.0.0", "--port", "0"],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    done = manage(env, "metrics", "--bind", "0.0.0.0", "--port", "0")
     assert done.returncode == 1
     assert "STREAMDESK_METRICS_TOKEN" in done.stderr

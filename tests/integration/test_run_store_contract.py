@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from tests.support.memory_store import MemoryRunStore
+from tests.support.runs import run as support_run
 from workers.core.errors import LeaseLost
 from workers.core.records import Finish, Run, StepWrite
 from workers.models import AgentRun
@@ -34,20 +35,7 @@ def status(store: RunStore, event_hash: str) -> str | None:
 
 
 def run(event_hash: str, lease: str, token: int = 1, takeover: bool = False) -> Run:
-    return Run(
-        event_hash=event_hash,
-        lease=lease,
-        token=token,
-        consumer=lease.split("/")[0],
-        event_type="demo.echo",
-        event_id="1",
-        source="s",
-        subject="",
-        stream="streamdesk:events",
-        entry_id="1-0",
-        started_at=NOW,
-        takeover=takeover,
-    )
+    return support_run(event_hash, lease, token, takeover, started_at=NOW)
 
 
 def step(r: Run, name: str, value: Any) -> StepWrite:

@@ -6,30 +6,13 @@ import sqlite3
 
 import pytest
 from django.db import connection
-from django.utils import timezone
 
+from tests.support.runs import run
 from workers.core.records import Finish, Run
 from workers.models import AgentRun, RunStatus
 from workers.store.runs import DjangoRunStore
 
 pytestmark = pytest.mark.django_db
-
-
-def run(event_hash: str, lease: str, token: int = 1, takeover: bool = False) -> Run:
-    return Run(
-        event_hash=event_hash,
-        lease=lease,
-        token=token,
-        consumer=lease.split("/")[0],
-        event_type="demo.echo",
-        event_id="1",
-        source="s",
-        subject="",
-        stream="streamdesk:events",
-        entry_id="1-0",
-        started_at=timezone.now(),
-        takeover=takeover,
-    )
 
 
 def ok(r: Run, result: object = None) -> Finish:

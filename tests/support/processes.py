@@ -27,6 +27,18 @@ def manage(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+def start(env: dict[str, str], log: Path, *args: str) -> subprocess.Popen[bytes]:
+    """``manage.py args`` started with ``env``, its output to the file ``log``."""
+    with open(log, "wb") as out:  # the child keeps its own fd
+        return subprocess.Popen(
+            [sys.executable, "manage.py", *args],
+            cwd=ROOT,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+
+
 TIMINGS = ["--claim-idle-ms", "1500", "--lease-ms", "1000", "--concurrency", "8"]
 
 
@@ -37,14 +49,8 @@ class Workers:
         self.procs: list[subprocess.Popen[bytes]] = []
 
     def start(self, name: str, *args: str) -> subprocess.Popen[bytes]:
-        with open(self.log_dir / f"{name}.log", "wb") as log:  # the child keeps its own fd
-            proc = subprocess.Popen(
-                [sys.executable, "manage.py", "runworker", "--consumer", name, *TIMINGS, *args],
-                cwd=ROOT,
-                env=self.env,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-            )
+        log = self.log_dir / f"{name}.log"
+        proc = start(self.env, log, "runworker", "--consumer", name, *TIMINGS, *args)
         self.procs.append(proc)
         return proc
 
