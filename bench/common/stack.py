@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -15,6 +16,8 @@ from pathlib import Path
 import psycopg
 import redis
 
+from bench.common.harness import ROOT, Bench
+from bench.common.machine import Machine, machine
 from workers.redis.embedded import PrivateServer
 
 PG_ADMIN = "host=127.0.0.1 port=5432 user=postgres dbname=postgres connect_timeout=2"
@@ -56,9 +59,10 @@ class Stack:
 
 
 @contextmanager
-def bench_stack(suite: str, *, sqlite: bool) -> Iterator[Stack]:
-    """The run's stack for ``suite`` ("outbox", "runtime"): its database is named after it
-    (``streamdesk_bench_<suite>``), dropped and created again so a crashed run leaves no rows."""
+def bench_stack(suite: str, *, sqlite: bool, demo: bool = True) -> Iterator[Stack]:
+    """The run's stack for ``suite`` ("outbox", "runtime", "tracing"): its database is named
+    after it (``streamdesk_bench_<suite>``), dropped and created again so a crashed run leaves
+    no rows. ``demo``: the example apps and agents installed (``STREAMDESK_DEMO``)."""
     tmp = Path(tempfile.mkdtemp(prefix=f"streamdesk-bench-{suite}-"))
     pg = None if sqlite else postgres_version()
     pg_db = f"streamdesk_bench_{suite}"
@@ -81,10 +85,11 @@ def bench_stack(suite: str, *, sqlite: bool) -> Iterator[Stack]:
             STREAMDESK_DATA_DIR=str(tmp / "data"),
             DEBUG="0",  # as deployed: with DEBUG on, Django keeps every query in memory
             SECRET_KEY="bench-only-not-a-secret",
-            STREAMDESK_DEMO="1",  # the example apps and agents
             LOG_LEVEL="WARNING",
             PYTHONUNBUFFERED="1",  # subprocesses' lines reach their logs as they are written
         )
+        if demo:
+            env["STREAMDESK_DEMO"] = "1"
         yield Stack(tmp, server, client, env, pg)
         from django.db import connections
 
@@ -95,3 +100,43 @@ def bench_stack(suite: str, *, sqlite: bool) -> Iterator[Stack]:
         if created:
             pg_admin(f"DROP DATABASE IF EXISTS {pg_db} WITH (FORCE)")
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def tree_description() -> str:
+    """What this process imports: HEAD plus the working tree's changes (bench/common/source.py's
+    wording, so console.report.code_under_test shortens it the same way)."""
+
+    def git(*args: str) -> str:
+        out = subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True, check=True)
+        return out.stdout
+
+    head = git("rev-parse", "--short", "HEAD").strip()
+    status = git("status", "--porcelain", "-z", "--no-renames")
+    changed = [
+        name
+        for name in status.split("\0")
+        if name and not name[3:].startswith(("bench/", "docs/benchmarks.md"))
+    ]
+    if not changed:
+        return f"{head} (working tree, clean)"
+    names = ", ".join(f"`{name[3:]}`" for name in changed)
+    return f"{head} plus the working tree's uncommitted changes: {names}"
+
+
+@contextmanager
+def in_process_stack(
+    suite: str, *, sqlite: bool, demo: bool = True
+) -> Iterator[tuple[Stack, Machine]]:
+    """``bench_stack`` for a suite that drives the engine in this process (bench.runtime,
+    bench.tracing): Django set up on the run's database, and the machine it runs on."""
+    with bench_stack(suite, sqlite=sqlite, demo=demo) as stack:
+        tmp = stack.tmp
+        # Only machine() reads this Bench: its server and description of the code.
+        bench = Bench(
+            tmp, ROOT, tree_description(), stack.server, stack.client, tmp / "unused.sqlite3"
+        )
+        info = machine(bench)
+        shown = stack.postgres or "SQLite"
+        print(f"{suite} bench: {shown}, {info.valkey}, {info.cpus} CPUs", flush=True)
+        setup_django(stack.env)
+        yield stack, info

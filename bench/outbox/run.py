@@ -28,6 +28,7 @@ from typing import Any
 import redis
 
 from bench.common.harness import PYTHON, ROOT, BenchError, log_tail, wait_until
+from bench.common.options import parse_sized
 from bench.common.report import OUTBOX_SUITE
 from bench.common.stack import bench_stack, setup_django
 from bench.outbox import report as outbox_report
@@ -36,6 +37,9 @@ THROUGHPUT_STREAM = "bench:outbox:relay"
 CEILING_STREAM = "bench:outbox:ceiling"
 LATENCY_STREAM = "bench:outbox:latency"
 TXN_ROWS = 100
+# The sizes a smoke run (--quick) and a full run take unless given.
+QUICK = {"rows": 2_000, "repeats": 1, "seconds": 2.0}
+FULL = {"rows": 20_000, "repeats": 3, "seconds": 10.0}
 
 
 def parse(argv: list[str]) -> argparse.Namespace:
@@ -45,15 +49,7 @@ def parse(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--rate", type=float, default=200.0, help="latency: commits/s (200)")
     parser.add_argument("--seconds", type=float, help="latency window, s (10)")
     parser.add_argument("--sqlite", action="store_true", help="SQLite even if PostgreSQL answers")
-    parser.add_argument("--quick", action="store_true", help="2,000 rows, 1 repeat, 2 s")
-    parser.add_argument("--output", type=Path, help="default docs/benchmarks.md (temp: --quick)")
-    args = parser.parse_args(argv)
-    defaults = (2_000, 1, 2.0) if args.quick else (20_000, 3, 10.0)
-    for name, default in zip(("rows", "repeats", "seconds"), defaults, strict=True):
-        if getattr(args, name) is None:
-            setattr(args, name, default)
-    args.output = OUTBOX_SUITE.output(args.output, args.quick)
-    return args
+    return parse_sized(parser, argv, OUTBOX_SUITE, "2,000 rows, 1 repeat, 2 s", QUICK, FULL)
 
 
 def emit_rows(n: int, stream: str, per_txn: int) -> list[tuple[int, int]]:

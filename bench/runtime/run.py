@@ -16,20 +16,18 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import subprocess
 import sys
 import time
 import uuid
-from pathlib import Path
 from typing import cast
 
 import redis
 import redis.asyncio as aredis
 
-from bench.common.harness import ROOT, Bench, BenchError
-from bench.common.machine import machine
+from bench.common.harness import BenchError
+from bench.common.options import drain_parser, parse_drains
 from bench.common.report import RUNTIME_SUITE
-from bench.common.stack import bench_stack, setup_django
+from bench.common.stack import in_process_stack
 from bench.runtime import report as runtime_report
 from bench.runtime.agents import BUDGET, SUBJECTS, Subject, Timings, registry
 from workers.core.config import EngineConfig
@@ -43,44 +41,12 @@ BLOCK_MS = 10
 
 
 def parse(argv: list[str]) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="python -m bench.runtime", description=__doc__)
-    parser.add_argument("--events", type=int, help="events per drain (5000)")
-    parser.add_argument("--rounds", type=int, help="rounds of every agent (3)")
-    parser.add_argument("--warmup", type=int, help="events per drain of the warm-up round (500)")
+    parser = drain_parser("python -m bench.runtime", __doc__, "agent")
     parser.add_argument(
         "--concurrency", type=int, default=EngineConfig().concurrency, help="agents at once (16)"
     )
     parser.add_argument("--sqlite", action="store_true", help="SQLite even if PostgreSQL answers")
-    parser.add_argument("--quick", action="store_true", help="1,000 events, 1 round")
-    parser.add_argument("--output", type=Path, help="default docs/benchmarks.md (temp: --quick)")
-    args = parser.parse_args(argv)
-    defaults = (1_000, 1, 200) if args.quick else (5_000, 3, 500)
-    for name, default in zip(("events", "rounds", "warmup"), defaults, strict=True):
-        if getattr(args, name) is None:
-            setattr(args, name, default)
-    args.output = RUNTIME_SUITE.output(args.output, args.quick)
-    return args
-
-
-def tree_description() -> str:
-    """What this process imports: HEAD plus the working tree's changes (bench/common/source.py's
-    wording, so console.report.code_under_test shortens it the same way)."""
-
-    def git(*args: str) -> str:
-        out = subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True, check=True)
-        return out.stdout
-
-    head = git("rev-parse", "--short", "HEAD").strip()
-    status = git("status", "--porcelain", "-z", "--no-renames")
-    changed = [
-        name
-        for name in status.split("\0")
-        if name and not name[3:].startswith(("bench/", "docs/benchmarks.md"))
-    ]
-    if not changed:
-        return f"{head} (working tree, clean)"
-    names = ", ".join(f"`{name[3:]}`" for name in changed)
-    return f"{head} plus the working tree's uncommitted changes: {names}"
+    return parse_drains(parser, argv, RUNTIME_SUITE)
 
 
 def reset(client: redis.Redis) -> None:
@@ -182,15 +148,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parse(argv)
     began = time.time()
     timings = Timings()
-    with bench_stack("runtime", sqlite=args.sqlite) as stack:
-        client, server, tmp, pg = stack.client, stack.server, stack.tmp, stack.postgres
-        # Only machine() reads this Bench: its server and description of the code.
-        bench = Bench(tmp, ROOT, tree_description(), server, client, tmp / "unused.sqlite3")
-        info = machine(bench)
-        print(f"runtime bench: {pg or 'SQLite'}, {info.valkey}, {info.cpus} CPUs", flush=True)
-        setup_django(stack.env)
-        rates = measure(client, server.url, args, timings)
+    with in_process_stack("runtime", sqlite=args.sqlite) as (stack, info):
+        rates = measure(stack.client, stack.server.url, args, timings)
         info = info.finish()
+    pg = stack.postgres
     config = engine_config(args)
     results = runtime_report.RuntimeResults(
         machine=info,

@@ -19,33 +19,27 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
-import shutil
 import sys
-import tempfile
 import time
 import uuid
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 import redis
 from pydantic import BaseModel
 
-from bench.common.harness import ROOT, Bench, BenchError
-from bench.common.machine import machine
-from bench.common.stack import pg_admin, postgres_version
-from bench.runtime.run import _run_worker, reset, setup_django, tree_description
+from bench.common.harness import BenchError
+from bench.common.options import drain_parser, parse_drains
+from bench.common.stack import in_process_stack
+from bench.runtime.run import _run_worker, reset
 from bench.tracing import report as tracing_report
 from bench.tracing.report import MODES, TRACING_SUITE
 from workers.core import tracing
 from workers.core.config import EngineConfig
 from workers.core.keys import DEFAULT_STREAM, EVENT_FIELD
 from workers.core.registry import Registry
-from workers.redis.embedded import PrivateServer
 
 EVENT_TYPE = "bench.tracing.noop"
-PG_DB = "streamdesk_bench_tracing"
 PIPELINE_CHUNK = 1_000
 BLOCK_MS = 10  # burst mode's empty read: short, so the end of a drain adds little
 
@@ -65,20 +59,9 @@ def registry() -> Registry:
 
 
 def parse(argv: list[str]) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="python -m bench.tracing", description=__doc__)
-    parser.add_argument("--events", type=int, help="events per drain (5000)")
-    parser.add_argument("--rounds", type=int, help="rounds of every mode (3)")
-    parser.add_argument("--warmup", type=int, help="events per drain of the warm-up round (500)")
+    parser = drain_parser("python -m bench.tracing", __doc__, "mode")
     parser.add_argument("--postgres", action="store_true", help="PostgreSQL if one answers")
-    parser.add_argument("--quick", action="store_true", help="1,000 events, 1 round")
-    parser.add_argument("--output", type=Path, help="default docs/benchmarks.md (temp: --quick)")
-    args = parser.parse_args(argv)
-    defaults = (1_000, 1, 200) if args.quick else (5_000, 3, 500)
-    for name, default in zip(("events", "rounds", "warmup"), defaults, strict=True):
-        if getattr(args, name) is None:
-            setattr(args, name, default)
-    args.output = TRACING_SUITE.output(args.output, args.quick)
-    return args
+    return parse_drains(parser, argv, TRACING_SUITE)
 
 
 def preload(client: redis.Redis, count: int) -> None:
@@ -155,44 +138,11 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     args = parse(argv)
     began = time.time()
-    tmp = Path(tempfile.mkdtemp(prefix="streamdesk-bench-tracing-"))
-    pg = postgres_version() if args.postgres else None
-    server = PrivateServer(tmp / "valkey").start()
-    try:
-        client = redis.Redis.from_url(server.url, decode_responses=True, socket_timeout=30)
-        if pg:
-            pg_admin(f"DROP DATABASE IF EXISTS {PG_DB} WITH (FORCE)")
-            pg_admin(f"CREATE DATABASE {PG_DB}")
-        db_url = (
-            f"postgres://postgres@127.0.0.1:5432/{PG_DB}"
-            if pg
-            else f"sqlite:///{tmp / 'tracing.sqlite3'}"
-        )
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("STREAMDESK_", "OTEL_"))}
-        env.update(
-            DJANGO_SETTINGS_MODULE="console.settings",
-            DATABASE_URL=db_url,
-            REDIS_URL=server.url,
-            STREAMDESK_DATA_DIR=str(tmp / "data"),
-            DEBUG="0",
-            SECRET_KEY="bench-only-not-a-secret",
-            LOG_LEVEL="WARNING",
-        )
-        bench = Bench(tmp, ROOT, tree_description(), server, client, tmp / "unused.sqlite3")
-        info = machine(bench)
-        print(f"tracing bench: {pg or 'SQLite'}, {info.valkey}, {info.cpus} CPUs", flush=True)
-        setup_django(env)
-        rates = measure(client, server.url, args)
+    # Its own agent (registry()), so not the demo's apps and agents.
+    with in_process_stack("tracing", sqlite=not args.postgres, demo=False) as (stack, info):
+        rates = measure(stack.client, stack.server.url, args)
         info = info.finish()
-        from django.db import connections
-
-        connections.close_all()
-        client.close()
-    finally:
-        server.stop()
-        if pg:
-            pg_admin(f"DROP DATABASE IF EXISTS {PG_DB} WITH (FORCE)")
-        shutil.rmtree(tmp, ignore_errors=True)
+    pg = stack.postgres
     results = tracing_report.TracingResults(
         machine=info,
         began=began,
