@@ -8,11 +8,13 @@ Usage, from the project root (needs Debian's Chromium at /usr/bin/chromium)::
 
 A private world like the benchmark's: its own Valkey server and SQLite file in a temp
 directory, two ``runworker`` processes, ``make run``'s demo producer and daphne on free
-loopback ports. It adds about half a minute of waves of demo traffic (a few hundred events, a
-few that always fail and end as dead letters), then photographs the overview, the group page,
-the dead letters after one click on a row's Retry, and the timeline of one dead-lettered
-event. Nothing watches the console while the traffic runs: the charts show what the workers
-recorded on their own.
+loopback ports, with ``make run``'s engine settings (retry backoff from 1 s, 5 deliveries
+before a dead letter, 60 s claim idle time). It adds ``--traffic-s`` (default 150 s) of waves
+of demo traffic (about 12 events a second, a few that always fail and end as dead letters),
+enough to fill half of the 5-minute charts, then photographs the overview, the group page, the
+dead letters after one click on a row's Retry, and the timeline of one dead-lettered event
+(the whole page). Nothing watches the console while the traffic runs: the charts show what the
+workers recorded on their own. It takes about three and a half minutes.
 """
 
 from __future__ import annotations
@@ -44,10 +46,10 @@ from workers.redis.embedded import PrivateServer, free_port
 CHROMIUM = "/usr/bin/chromium"
 VIEWPORT: ViewportSize = {"width": 1280, "height": 800}
 USERNAME, PASSWORD = "demo", "screenshots-only-password"
-TRAFFIC_S = 30.0
+# Long enough to fill half of the 5-minute charts (30 s left them 90% empty).
+TRAFFIC_S = 150.0
 TICK_S = 0.5
 FAILING_EVENTS = 3
-MAX_DELIVERIES = 2  # so a dead-lettered timeline fits the 800 px screenshot
 WAIT_MS = 60_000
 DEFAULT_OUT = ROOT / "docs" / "img"
 
@@ -103,9 +105,8 @@ def open_world() -> Iterator[World]:
         # make run's mode: the demo agents and examples, daphne serving /static/.
         DEBUG="1",
         STREAMDESK_DEMO="1",
-        # Failing events reach the dead letters in well under a second.
-        STREAMDESK_RETRY_BASE_MS="100",
-        STREAMDESK_MAX_DELIVERIES=str(MAX_DELIVERIES),
+        # The engine's own defaults, as make run has them: no STREAMDESK_RETRY_BASE_MS or
+        # STREAMDESK_MAX_DELIVERIES (a failing event is dead-lettered after 1+2+4+8 s).
         DJANGO_SUPERUSER_PASSWORD=PASSWORD,
         LOG_LEVEL="WARNING",
         PYTHONUNBUFFERED="1",
@@ -142,10 +143,10 @@ def worker(name: str) -> list[str]:
     return [PYTHON, "manage.py", "runworker", "--consumer", name, "--concurrency", "16"]
 
 
-def send_traffic(client: redis.Redis) -> Traffic:
+def send_traffic(client: redis.Redis, traffic_s: float) -> Traffic:
     """Waves of echo events with some slow ones, and a few that always fail, over
-    ``TRAFFIC_S`` seconds, so the charts have a shape."""
-    ticks = int(TRAFFIC_S / TICK_S)
+    ``traffic_s`` seconds, so the charts have a shape."""
+    ticks = int(traffic_s / TICK_S)
     fail_at = {ticks * (i + 1) // (FAILING_EVENTS + 1) for i in range(FAILING_EVENTS)}
     traffic = Traffic(ok=0, failing=[])
     for tick in range(ticks):
@@ -176,12 +177,12 @@ def live_now(page: Page) -> None:
     expect(page.locator('#live-status[data-state="live"]')).to_be_visible(timeout=WAIT_MS)
 
 
-def take(out: Path) -> None:
+def take(out: Path, traffic_s: float) -> None:
     out.mkdir(parents=True, exist_ok=True)
     with open_world() as world, sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True)
         page = browser.new_page(viewport=VIEWPORT)
-        traffic = send_traffic(world.redis)
+        traffic = send_traffic(world.redis, traffic_s)
         log_in(page, world.console_url)
 
         live = page.locator('[data-live="overview"]')
@@ -207,7 +208,8 @@ def take(out: Path) -> None:
 
         page.goto(f"{world.console_url}/streams/{STREAM}/entries/{traffic.failing[0]}/")
         expect(page.locator("ol.timeline li.kind-dead_lettered")).to_be_visible()
-        page.screenshot(path=str(out / "event-timeline.png"))
+        # Five deliveries make a timeline taller than the window: the whole page.
+        page.screenshot(path=str(out / "event-timeline.png"), full_page=True)
         browser.close()
     print(f"wrote overview.png, group.png, dead-letters.png and event-timeline.png to {out}")
 
@@ -215,11 +217,14 @@ def take(out: Path) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.screenshots", description=__doc__)
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="folder for the PNGs")
+    parser.add_argument(
+        "--traffic-s", type=float, default=TRAFFIC_S, help="seconds of traffic (default 150)"
+    )
     args = parser.parse_args(argv)
     if not Path(CHROMIUM).exists():
         print(f"no Chromium at {CHROMIUM}: apt-get install chromium", file=sys.stderr)
         return 2
-    take(args.out)
+    take(args.out, args.traffic_s)
     return 0
 
 
