@@ -338,6 +338,9 @@ server's clock when the sample began); "received" is the client's clock, on the 
   their points change). With a recorder running, the 5-minute range changes every second:
   about 1.7 ms of CPU for one stream's three charts over 300 points (measured apart); a
   console's first page after it starts reads and charts all 2,100 points, about 20 ms.
+* **Garbage collector**: the timing process freezes its start-up objects (`gc.freeze()`
+  after Django is set up), as `console/asgi.py` does when daphne starts, so a full
+  collection costs what it costs in the console.
 * **Pending, filtered**: nothing matches, so `browse.pending_page` reads its bounded
   maximum (`MAX_SCAN`, 1,000 pending entries; all {small.pending} in the small set).
 * **Private server**: `workers.redis.embedded.PrivateServer` on a free loopback port, no
