@@ -214,3 +214,30 @@ def test_without_tracing_no_span_and_no_traceparent(
     [(_, fields)] = r.xrange(STREAM)
     assert "traceparent" not in json.loads(fields["event"])
     assert not tracing.ACTIVE and exporter.get_finished_spans() == ()
+
+
+def test_an_attempt_its_sampler_dropped_records_no_span_but_keeps_the_trace_current(
+    r: redis.Redis, redis_url: str, config: EngineConfig, spans: InMemorySpanExporter
+) -> None:
+    """A sender's "not sampled" decision (flags 00) is followed end to end: no span is
+    recorded, the agent still runs and settles, its context is the sender's trace."""
+    trace_id = "4bf92f3577b34da6a3ce929d0e0e4736"
+    seen: list[str | None] = []
+
+    async def agent(event: Any, ctx: Any) -> str:
+        seen.append(tracing.current_trace_id())
+        messages = [{"role": "user", "content": "ticket"}]
+        return (await run_tools(ctx, ctx.model(), messages, [lookup], name="triage")).text
+
+    body = json.dumps({"number": 7}).encode()
+    headers = {**hmac_headers("s3", body), "X-Delivery": "d-7"}
+    headers["traceparent"] = f"00-{trace_id}-00f067aa0ba902b7-00"
+    response = Client().post("/hooks/tickets/", body, "application/json", headers=headers)
+    assert response.status_code == 202, response.content
+    with scripted_server(list(SCRIPT)) as server:
+        worker = run_burst(redis_url, config, registry(agent), llm=llm(server))
+    [(_, fields)] = r.xrange(STREAM)
+    assert json.loads(fields["event"])["traceparent"].startswith(f"00-{trace_id}-")
+    assert json.loads(fields["event"])["traceparent"].endswith("-00")
+    assert worker.processed == 1 and seen == [trace_id]
+    assert spans.get_finished_spans() == ()

@@ -298,9 +298,13 @@ class AttemptTrace:
     """One attempt's spans: a CONSUMER ``process <stream>`` span, the child of the context
     the envelope carries (OpenTelemetry's messaging conventions let a single message's
     process span be the creation context's child, which keeps an event and all its attempts
-    in one trace), with the gate, the agent and the settle as its children."""
+    in one trace), with the gate, the agent and the settle as its children.
 
-    __slots__ = ("agent_ended_ns", "context", "error", "gate_ns", "open", "span")
+    An attempt its sampler dropped gets no child spans (a parent-based sampler drops them too;
+    at 1% they cost the other 99% three sampling decisions each), but its context is current
+    while the agent runs, so what it publishes carries the "not sampled" decision on."""
+
+    __slots__ = ("agent_ended_ns", "context", "error", "gate_ns", "open", "recording", "span")
 
     def __init__(
         self,
@@ -325,6 +329,7 @@ class AttemptTrace:
             start_time=began_ns or None,
         )
         self.context = trace.set_span_in_context(self.span, parent)
+        self.recording = self.span.is_recording()
         self.agent_ended_ns = 0
         self.error = ""
         self.open = True
@@ -339,6 +344,12 @@ class AttemptTrace:
         from opentelemetry import context, trace
 
         token = context.attach(self.context)
+        if not self.recording:
+            try:
+                yield
+            finally:
+                context.detach(token)
+            return
         try:
             with _tracer.start_as_current_span(
                 f"agent {event_type}", record_exception=False, set_status_on_exception=False
@@ -365,6 +376,9 @@ class AttemptTrace:
     def settled(self) -> None:
         """The attempt's outcome is stored: its settle span, then the end of its own."""
         if not self.open:
+            return
+        if not self.recording:
+            self.open = False
             return
         settle = _tracer.start_span("settle", self.context, start_time=self.agent_ended_ns or None)
         settle.end()
