@@ -4,7 +4,9 @@ Run as its own process:
 ``python -m bench.engine.floor --url ... --stream ... --group ... --database URL``, where URL
 is ``sqlite:///<path>`` or ``postgres://...`` (a migrated streamdesk database either way).
 One thread, synchronous, one batch at a time; it drains the stream and exits at the first
-empty read (or on SIGTERM). Per batch of ``XREADGROUP COUNT 200`` (redis-py with hiredis):
+empty read (or on SIGTERM); with ``--latency`` it waits for more until SIGTERM, for the
+pickup runs (the clock as the probe agent's: sent by the publisher, started after the
+gate). Per batch of ``XREADGROUP COUNT 200`` (redis-py with hiredis):
 
 1. each entry is decoded and checked with the engine's own envelope decoder
    (``workers.core.events.decode_envelope``), hashed (``event_hash``) and its data validated
@@ -156,7 +158,14 @@ def record(database: str) -> SqliteRecord | PostgresRecord:
 
 
 def run(
-    url: str, stream: str, group: str, database: str, out: Path, deadline: float, ready: Path
+    url: str,
+    stream: str,
+    group: str,
+    database: str,
+    out: Path,
+    deadline: float,
+    ready: Path,
+    wait: bool = False,
 ) -> int:
     client = redis.Redis.from_url(url, decode_responses=True, socket_timeout=30)
     client.ping()
@@ -172,6 +181,8 @@ def run(
             )
             entries: list[tuple[str, dict[str, str]]] = reply[0][1] if reply else []
             if not entries:
+                if wait:
+                    continue
                 break
             events = []
             for entry_id, fields in entries:
@@ -231,10 +242,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, required=True, help="JSON summary written at exit")
     parser.add_argument("--ready", type=Path, required=True, help="touched once connected")
     parser.add_argument("--max-seconds", type=float, default=600.0)
+    parser.add_argument("--latency", action="store_true", help="wait for events until SIGTERM")
     args = parser.parse_args(argv)
     signal.signal(signal.SIGTERM, on_sigterm)
     deadline = time.monotonic() + args.max_seconds
-    return run(args.url, args.stream, args.group, args.database, args.out, deadline, args.ready)
+    return run(
+        args.url,
+        args.stream,
+        args.group,
+        args.database,
+        args.out,
+        deadline,
+        args.ready,
+        wait=args.latency,
+    )
 
 
 if __name__ == "__main__":

@@ -42,12 +42,17 @@ METHOD = """## How it is measured
   * *raw*: a redis-py (hiredis) loop: `XREADGROUP COUNT 200`, then one `XACK` of the
     batch; nothing else. It is the ceiling one Python process can reach on this stream.
     For latency it uses `BLOCK 1000` and notes the time as soon as the read returns.
-  * *floor* (throughput only): the required per-event work with nothing else, described
+  * *floor*: the required per-event work with nothing else, described
     in section 1. Its gate keys are the engine's (`streamdesk:idem:<hash>`, runworker's
     default lease and TTL); its rows go to a fresh copy of the migrated database, with
     all of `workers_agentrun`'s indexes: through `sqlite3` (WAL, `synchronous=NORMAL`),
     or through psycopg on PostgreSQL (the batch in one `INSERT ... SELECT FROM unnest`
     statement of binary arrays, in autocommit: the statement is its own transaction).
+    For latency (at the steady rate only) it waits on the stream until stopped, and its
+    clock is the probe agent's (started after the gate), so its p99 shows how much of the
+    distance to the raw loop the required work, above all the commit before the next
+    read, already takes. It has no duplicate check in the database (the gate's `SET NX`
+    alone), which runworker's PostgreSQL path runs before an agent starts.
   * *naive*: the polling worker the article replaces. Jobs sit in a SQLite `jobs` table
     (WAL, `synchronous=NORMAL`, an index on `(status, id)`). Each poll selects a page of
     100 pending jobs, oldest first; each job is decoded, validated with the probe's

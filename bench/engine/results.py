@@ -79,3 +79,8 @@ class Results:
 
     def raw_p99_ratio(self, kind: str) -> float:
         return self.p99(kind) / self.pickups[RAW].p99_ms
+
+    def floor_p99(self, kind: str) -> float | None:
+        """The floor's pickup p99 at the steady rate, if this run measured it."""
+        floor = self.pickups.get(floor_key(kind))
+        return floor.p99_ms if floor is not None else None

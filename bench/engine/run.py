@@ -26,7 +26,7 @@ from bench.common.report import ENGINE
 from bench.engine import latency, throughput
 from bench.engine.report import render
 from bench.engine.results import Params, Results
-from bench.engine.subjects import Naive, Raw, Runworker, all_subjects
+from bench.engine.subjects import Floor, Naive, Raw, Runworker, all_subjects
 from bench.engine.summary import summary
 
 
@@ -136,8 +136,11 @@ def main(argv: list[str] | None = None) -> int:
             all_subjects(bench, args.processes), args.events, args.repeats
         )
         print("2. pickup latency (steady publishing)", flush=True)
+        # The floor beside runworker: how much of the distance to the raw loop the required
+        # per-event work (above all the database commit) already takes.
+        floors = [Floor(bench.on(kind)) for kind in bench.kinds]
         pickups = latency.interleaved(
-            [Raw(bench), *runworkers, Naive(bench)],
+            [Raw(bench), *runworkers, *floors, Naive(bench)],
             args.rate,
             args.seconds,
             params.warmup_s,

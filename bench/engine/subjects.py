@@ -220,8 +220,9 @@ class Raw(_Baseline):
 
 
 class Floor(_Baseline):
-    """``bench.engine.floor``: the required per-event work in minimal code. Throughput only: it
-    drains and exits, so it has no latency mode (and is not sampled for memory)."""
+    """``bench.engine.floor``: the required per-event work in minimal code. Drains and exits;
+    for pickup runs (``latency``) it waits on the stream until SIGTERM. Not sampled for
+    memory."""
 
     name = "floor"
     db: Database
@@ -231,11 +232,10 @@ class Floor(_Baseline):
         return f"{self.name}/{self.bench.kind}"
 
     def prepare(self, preload: int, latency: bool) -> None:
-        if latency:
-            raise NotImplementedError("the floor worker is measured for throughput only")
         self.bench.reset_redis()
         self.db = self.bench.database(self.key)
         self._paths()
+        self.latency = latency
         load.preload_stream(self.bench.redis, preload)
         load.create_group(self.bench.redis, FLOOR_GROUP)
 
@@ -249,13 +249,15 @@ class Floor(_Baseline):
         return group_progress(self.bench.redis, FLOOR_GROUP)
 
     def publisher(self) -> Callable[[int], None]:
-        raise NotImplementedError("the floor worker is measured for throughput only")
+        return load.StreamPublisher(self.bench.redis)
 
     def finished(self) -> int:
         return succeeded_runs(self.db)
 
     def latencies_ns(self) -> dict[int, int]:
-        raise NotImplementedError("the floor worker is measured for throughput only")
+        # The floor records the probe's result as runworker does: the same clock.
+        results = run_results(self.db)
+        return {int(r["n"]): int(r["started_ns"]) - int(r["sent_ns"]) for r in results}
 
 
 class Naive(_Baseline):

@@ -55,6 +55,9 @@ def summary(r: Results) -> str:
                 ratio = r.raw_p99_ratio(kind)
                 target = f"{times(ratio)} raw's, target <= {times(RAW_P99_TARGET)}: "
                 target += verdict(ratio <= RAW_P99_TARGET)
+                floor_p99 = r.floor_p99(kind)
+                if floor_p99 is not None:
+                    target += f"; floor p99 {floor_p99:.2f} ms"
             each.append(f"{KIND_NAMES[kind]} p99 {p99:.2f} ms ({target})")
         lines.append(
             f"latency at {rate:g}/s: runworker " + "; ".join(each) + f"; raw p99 "
