@@ -57,6 +57,7 @@ READS = {
     "api_streams",
     "api_dead_preview",
     "api_job",
+    "metrics",
 }
 ROUTE_ARG = re.compile(r"<(?:\w+:)?(\w+)>")
 REGEX_ARG = re.compile(r"\(\?P<(\w+)>[^)]*\)")
@@ -137,6 +138,12 @@ def state(r: redis.Redis) -> dict[str, str]:
     return out
 
 
+@pytest.fixture(autouse=True)
+def _scrapes(settings: Any) -> None:
+    # The test client's address: GET /metrics is a real scrape here, not a 403.
+    settings.STREAMDESK_METRICS_ALLOW = ["127.0.0.1/32"]
+
+
 @pytest.fixture
 def world(r: redis.Redis, traffic: list[str]) -> dict[str, list[str]]:
     """Something for every action to act on: pending entries, a dead letter, a finished
@@ -193,6 +200,8 @@ def test_get_and_head_change_nothing(r: redis.Redis, world: dict[str, list[str]]
             before = state(r)
             status = getattr(client, method)(url).status_code
             after = state(r)
+            if name == "metrics":
+                assert status == 200, f"{method.upper()} {url} -> {status}"
             if after != before:
                 diff = sorted(
                     k for k in before.keys() | after.keys() if before.get(k) != after.get(k)
