@@ -51,8 +51,9 @@ METHOD = """## How it is measured
     For latency (at the steady rate only) it waits on the stream until stopped, and its
     clock is the probe agent's (started after the gate), so its p99 shows how much of the
     distance to the raw loop the required work, above all the commit before the next
-    read, already takes. It has no duplicate check in the database (the gate's `SET NX`
-    alone), which runworker's PostgreSQL path runs before an agent starts.
+    read, already takes. Its one thread commits between reads, so on SQLite its p99 holds
+    the WAL checkpoints that runworker's writer thread keeps off the pickup path: read its
+    PostgreSQL row, where a commit is one round trip.
   * *naive*: the polling worker the article replaces. Jobs sit in a SQLite `jobs` table
     (WAL, `synchronous=NORMAL`, an index on `(status, id)`). Each poll selects a page of
     100 pending jobs, oldest first; each job is decoded, validated with the probe's

@@ -322,8 +322,10 @@ idempotency gate, the `AgentRun` claim, the async probe handler, the batched com
 settle pipeline with XACK. The raw loop is the ceiling: it reads and acks, nothing else. The
 floor (`bench/engine/floor.py`) does only the per-event work the issue requires, in the least
 code: per batch of 200 it decodes and validates each event with the engine's decoder,
-hashes it, takes the gate with one pipeline of `SET NX PX`, inserts one `succeeded` row
-per event into the same `workers_agentrun` table in one transaction (SQLite: `executemany`;
+hashes it, takes the gate with one pipeline of `SET NX PX`, asks the database which of
+those passing already succeeded (one `= ANY` / `IN` query on the unique hash, the
+duplicate check runworker runs before a start), inserts one `succeeded` row per event
+into the same `workers_agentrun` table in one transaction (SQLite: `executemany`;
 PostgreSQL: one `INSERT ... SELECT FROM unnest` of the batch), then marks the gate
 done and XACKs in one pipeline; single-threaded, no fencing, no timeline, no failure
 handling. A stream worker that does this work can gain constant factors on it but not
