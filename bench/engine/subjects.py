@@ -89,6 +89,11 @@ class Subject(ABC):
         return None
 
 
+def probe_latencies(results: list[dict[str, Any]]) -> dict[int, int]:
+    """Event n -> nanoseconds from publish to pickup, from the probe's stored results."""
+    return {int(r["n"]): int(r["started_ns"]) - int(r["sent_ns"]) for r in results}
+
+
 def _alive(proc: subprocess.Popen[bytes], check: Callable[[], bool]) -> Callable[[], bool]:
     def ready() -> bool:
         if proc.poll() is not None:
@@ -163,8 +168,7 @@ class Runworker(Subject):
         return succeeded_runs(self.db)
 
     def latencies_ns(self) -> dict[int, int]:
-        results = run_results(self.db)
-        return {int(r["n"]): int(r["started_ns"]) - int(r["sent_ns"]) for r in results}
+        return probe_latencies(run_results(self.db))
 
 
 class _Baseline(Subject):
@@ -255,9 +259,8 @@ class Floor(_Baseline):
         return succeeded_runs(self.db)
 
     def latencies_ns(self) -> dict[int, int]:
-        # The floor records the probe's result as runworker does: the same clock.
-        results = run_results(self.db)
-        return {int(r["n"]): int(r["started_ns"]) - int(r["sent_ns"]) for r in results}
+        # The floor stores the probe's result as runworker does: the same clock.
+        return probe_latencies(run_results(self.db))
 
 
 class Naive(_Baseline):
@@ -293,8 +296,7 @@ class Naive(_Baseline):
 
     def latencies_ns(self) -> dict[int, int]:
         rows = self.conn.execute("SELECT result FROM jobs WHERE status = 'done'").fetchall()
-        results = [json.loads(r[0]) for r in rows]
-        return {int(r["n"]): int(r["started_ns"]) - int(r["sent_ns"]) for r in results}
+        return probe_latencies([json.loads(r[0]) for r in rows])
 
     def close(self) -> None:
         conn: sqlite3.Connection | None = getattr(self, "conn", None)

@@ -344,13 +344,10 @@ class AttemptTrace:
         from opentelemetry import context, trace
 
         token = context.attach(self.context)
-        if not self.recording:
-            try:
-                yield
-            finally:
-                context.detach(token)
-            return
         try:
+            if not self.recording:
+                yield
+                return
             with _tracer.start_as_current_span(
                 f"agent {event_type}", record_exception=False, set_status_on_exception=False
             ) as agent:
