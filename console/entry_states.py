@@ -138,7 +138,7 @@ def read_states(
     hashes = [h for _, h in entries if h]
     bound = len(ids) * PEL_ROWS_PER_ENTRY
     with client.pipeline(transaction=False) as pipe:
-        queue_gate_states(pipe, keys, hashes)
+        queue_gate_states(pipe, keys, hashes, stream)
         for g in groups:
             pipe.xpending_range(
                 stream, g.name, min=min(ids, key=_id), max=max(ids, key=_id), count=bound

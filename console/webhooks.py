@@ -31,11 +31,11 @@ from workers.core.errors import (
 from workers.core.events import Envelope
 from workers.core.redact import redact_text
 from workers.core.registry import default_registry
-from workers.from_settings import redis_client
+from workers.from_settings import partitions, redis_client
 from workers.producers.webhooks.config import WebhookSource, parse_sources
 from workers.producers.webhooks.intake import envelope_for, register_types
 from workers.producers.webhooks.mappings import Challenge
-from workers.producers.webhooks.replay import OncePublisher, Published
+from workers.producers.webhooks.replay import OncePublisher, Published, body_digest
 from workers.redis.replication import Durability
 
 READ_CHUNK_BYTES = 64 * 1024
@@ -91,10 +91,14 @@ def publisher() -> OncePublisher:
 def publish_once(source: WebhookSource, envelope: Envelope, body: bytes) -> Published:
     """XADD unless the same body was published inside the replay window; with tracing on,
     the envelope carries its producer span's context (the intake span's child)."""
+    # Partitioned: by subject, else by the body, so a replayed body meets its first copy's
+    # record in the same partition (a new delivery may carry a new event id).
+    by = envelope.subject or body_digest(source.name, body)
+    stream = partitions(source.stream).stream_for(by)
     with tracing.sending(source.stream, [envelope]) as sending:
         done = publisher().publish(
             redis_client(),
-            source.stream,
+            stream,
             sending.envelopes[0],
             source=source.name,
             body=body,

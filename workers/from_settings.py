@@ -10,6 +10,7 @@ import redis
 from django.conf import settings
 
 from workers.core.config import EngineConfig
+from workers.core.partitions import Partitions
 from workers.redis.connection import connect, resolve_url
 from workers.redis.embedded import EmbeddedValkey
 from workers.runtime.llm.config import LLMConfig
@@ -36,6 +37,11 @@ def start_embedded() -> str | None:
 
 def engine_config(**overrides: Any) -> EngineConfig:
     return EngineConfig.from_mapping(dict(settings.STREAMDESK), **overrides)
+
+
+def partitions(stream: str) -> Partitions:
+    """The partition streams of ``stream`` under ``STREAMDESK_PARTITIONS``."""
+    return Partitions(stream, int(settings.STREAMDESK.get("partitions", 1)))
 
 
 def rate_budgets() -> dict[str, Budget]:

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import os
 import socket
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 from workers.core import keys
 from workers.core.errors import ConfigurationError
 from workers.core.events import DEFAULT_MAX_EVENT_BYTES
+from workers.core.partitions import Partitions
 from workers.core.retry import RetryPolicy
 
 
@@ -41,6 +42,8 @@ class EngineConfig:
     burst: bool = False
     # Record each event's lifecycle steps in the database (TimelineStep).
     timeline: bool = True
+    # Partition streams of ``stream`` (workers/core/partitions.py); 1 keeps its own key.
+    partitions: int = 1
 
     def __post_init__(self) -> None:
         positive = ("concurrency", "batch_size", "max_deliveries", "claim_idle_ms", "lease_ms")
@@ -57,6 +60,32 @@ class EngineConfig:
             raise ConfigurationError(f"consumer_prune_s must be >= 0, got {self.consumer_prune_s}")
         if not self.stream or keys.is_dead_stream(self.stream):
             raise ConfigurationError(f"{self.stream!r} is not a stream workers can consume")
+        if self.partitions != 1:
+            self.layout()  # checks the count, and that the name has no tag of its own
+
+    def layout(self, tagged: bool = False) -> Partitions:
+        """The partition streams of ``stream`` (``tagged``: on a cluster, one is tagged too)."""
+        return Partitions(self.stream, self.partitions, tagged)
+
+    def per_partition(self, tagged: bool = False) -> list[EngineConfig]:
+        """One configuration per partition stream, for the loops of one worker process: the
+        process's concurrency shared out among them, each partition its own consumer
+        (``<consumer>.<i>``) so each has a heartbeat and pending entries of its own."""
+        layout = self.layout(tagged)
+        if layout.single:
+            return [self]
+        count = len(layout.streams)
+        share, extra = divmod(self.concurrency, count)
+        return [
+            replace(
+                self,
+                stream=stream,
+                consumer=f"{self.consumer}.{i}",
+                concurrency=max(1, share + (1 if i < extra else 0)),
+                partitions=1,
+            )
+            for i, stream in enumerate(layout.streams)
+        ]
 
     @property
     def retry_policy(self) -> RetryPolicy:
@@ -112,6 +141,7 @@ def options_from_env() -> dict[str, Any]:
         "done_ttl_s": "STREAMDESK_DONE_TTL_S",
         "consumer_prune_s": "STREAMDESK_CONSUMER_PRUNE_S",
         "max_event_bytes": "STREAMDESK_MAX_EVENT_BYTES",
+        "partitions": "STREAMDESK_PARTITIONS",
     }
     defaults = EngineConfig.__dataclass_fields__
     out: dict[str, Any] = {}

@@ -31,7 +31,12 @@ class Keys:
     def __init__(self, prefix: str = DEFAULT_PREFIX) -> None:
         self.prefix = prefix
 
-    def gate(self, event_hash: str) -> str:
+    def gate(self, event_hash: str, stream: str = "") -> str:
+        """The gate record of one event. A partition stream's events keep theirs in its
+        cluster slot (``streamdesk:idem:{events:3}:<hash>``): one script takes a batch's."""
+        tag = slot_tag(stream) if stream else ""
+        if tag and tag != stream:
+            return f"{self.prefix}idem:{{{tag}}}:{event_hash}"
         return f"{self.prefix}idem:{event_hash}"
 
     def webhook_seen(self, stream: str, digest: str) -> str:

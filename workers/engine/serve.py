@@ -7,6 +7,8 @@ import gc
 import logging
 import signal
 
+from redis.asyncio import Redis
+
 from workers.core import tracing
 from workers.core.config import EngineConfig
 from workers.core.registry import Registry
@@ -45,21 +47,61 @@ async def serve(
     gc.set_threshold(YOUNG_GC_THRESHOLD, *gc.get_threshold()[1:])
     # The standard OTEL_* variables switch traces on (docs/observability.md).
     tracing.configure()
-    worker = Worker(config, client, registry, store, budgets, llm)
+    workers = partition_workers(config, client, registry, store, budgets, llm)
+
+    def stop() -> None:
+        stop_all(workers)
+
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, worker.request_stop)
+        loop.add_signal_handler(sig, stop)
     log.info(
         "worker %s reading %s as group %s on %s (concurrency %d, %d agent types)",
         config.consumer,
-        config.stream,
+        describe_streams(config),
         config.group,
         label,
         config.concurrency,
         len(list(registry)),
     )
     try:
-        await worker.run()
+        await run_all(workers)
     finally:
         await client.aclose()
-    log.info("worker %s stopped after %d events", config.consumer, worker.processed)
+    processed = sum(worker.processed for worker in workers)
+    log.info("worker %s stopped after %d events", config.consumer, processed)
+
+
+def partition_workers(
+    config: EngineConfig,
+    client: Redis,
+    registry: Registry,
+    store: RunStore,
+    budgets: dict[str, Budget] | None = None,
+    llm: LLMConfig | None = None,
+) -> list[Worker]:
+    """One loop per partition stream (one for an unpartitioned stream), each its own
+    consumer, all on one connection pool and in one event loop."""
+    return [Worker(c, client, registry, store, budgets, llm) for c in config.per_partition()]
+
+
+def stop_all(workers: list[Worker]) -> None:
+    for worker in workers:
+        worker.request_stop()
+
+
+async def run_all(workers: list[Worker]) -> None:
+    """Run every partition's loop; should one fail, the others drain and stop too."""
+    tasks = [asyncio.create_task(worker.run()) for worker in workers]
+    try:
+        await asyncio.gather(*tasks)
+    finally:
+        stop_all(workers)
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+
+def describe_streams(config: EngineConfig) -> str:
+    streams = config.layout().streams
+    if len(streams) == 1:
+        return streams[0]
+    return f"{config.stream} in {len(streams)} partitions ({streams[0]} ... {streams[-1]})"

@@ -65,7 +65,7 @@ class Worker:
         self.client = client
         self.registry = registry
         self.store = store
-        self.gate = Gate(client, config.keys, config.lease_ms, config.done_ttl_s)
+        self.gate = Gate(client, config.keys, config.lease_ms, config.done_ttl_s, config.stream)
         self.reclaimer = Reclaimer(
             client, config.stream, config.group, config.consumer, config.claim_idle_ms
         )

@@ -24,16 +24,19 @@ DEAD_LETTER = lua("dead_letter")
 READ_CHUNK = 500
 
 
-def gate_key(keys: Keys, raw_event: str | None) -> str:
-    """The gate record of a raw event, "" if it does not decode (it never had one)."""
+def gate_key(keys: Keys, raw_event: str | None, stream: str = "") -> str:
+    """The gate record of a raw event of ``stream`` (a partition's are in its slot), "" if
+    it does not decode (it never had one)."""
     event_hash = stored_hash(raw_event)
-    return keys.gate(event_hash) if event_hash else ""
+    return keys.gate(event_hash, stream) if event_hash else ""
 
 
-def gate_done(client: redis.Redis, keys: Keys, raw_events: list[str]) -> list[bool]:
-    """Per raw event: does its gate record say done? (A redrive of it would be a hit.)
-    An event that does not decode has no record: False."""
-    records = [gate_key(keys, raw) for raw in raw_events]
+def gate_done(
+    client: redis.Redis, keys: Keys, raw_events: list[str], stream: str = ""
+) -> list[bool]:
+    """Per raw event of ``stream``: does its gate record say done? (A redrive of it would be
+    a hit.) An event that does not decode has no record: False."""
+    records = [gate_key(keys, raw, stream) for raw in raw_events]
     states: dict[str, Any] = {}
     unique = sorted({r for r in records if r})
     for start in range(0, len(unique), READ_CHUNK):
@@ -45,20 +48,22 @@ def gate_done(client: redis.Redis, keys: Keys, raw_events: list[str]) -> list[bo
     return [bool(r) and states.get(r) == GateState.DONE for r in records]
 
 
-def queue_gate_states(pipe: redis.client.Pipeline, keys: Keys, event_hashes: Iterable[str]) -> None:
+def queue_gate_states(
+    pipe: redis.client.Pipeline, keys: Keys, event_hashes: Iterable[str], stream: str = ""
+) -> None:
     """Queue a read of each event hash's gate state on the caller's pipeline: one reply per
     hash, its state or None when there is no record. Callers batch it with their own reads,
     so reading the gate costs them no round trip of its own."""
     for event_hash in event_hashes:
-        pipe.hget(keys.gate(event_hash), "state")
+        pipe.hget(keys.gate(event_hash, stream), "state")
 
 
-def clear_gate(client: redis.Redis, keys: Keys, event_hash: str) -> bool:
+def clear_gate(client: redis.Redis, keys: Keys, event_hash: str, stream: str = "") -> bool:
     """Forget that an event ran, so it may run again (force re-run). True if there was a
     record. The record becomes ``released`` rather than deleted, so fencing tokens keep
     growing. Refused while an agent runs the event: two would run at once."""
     script = client.register_script(CLEAR)
-    cleared = int(script(keys=[keys.gate(event_hash)], args=[HOLDER_PREFIX]))
+    cleared = int(script(keys=[keys.gate(event_hash, stream)], args=[HOLDER_PREFIX]))
     if cleared < 0:
         raise ActionRefused(f"event {event_hash[:12]} is running now: re-run it once it ends")
     return cleared == 1

@@ -208,7 +208,9 @@ def gate_keys(client: redis.Redis, keys: Keys, stream: str, ids: list[str]) -> l
         for entry_id in ids:
             pipe.xrange(stream, entry_id, entry_id, count=1)
         replies = pipe.execute()
-    return [gate_key(keys, reply[0][1].get(EVENT_FIELD) if reply else None) for reply in replies]
+    return [
+        gate_key(keys, reply[0][1].get(EVENT_FIELD) if reply else None, stream) for reply in replies
+    ]
 
 
 # -- pausing a group ---------------------------------------------------------------------

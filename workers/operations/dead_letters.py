@@ -28,7 +28,11 @@ def redrive(
     ``skip_done``: letters whose event already ran (gate or database) are skipped, not sent."""
     stream, reason = inputs.stream(stream), inputs.reason(reason, required=False)
     c, k = client, keys
-    ran = (lambda raws: [already_done(c, k, [raw]) > 0 for raw in raws]) if skip_done else None
+    ran = (
+        (lambda raws: [already_done(c, k, [raw], stream) > 0 for raw in raws])
+        if skip_done
+        else None
+    )
     return steps.on_dead(
         Entry(actor, Action.REDRIVE, stream, reason=reason),
         c,

@@ -57,20 +57,20 @@ def preview_redrive(
         scanned += len(letters)
         raws = [fields.get(EVENT_FIELD, "") for i, fields in letters if filter.matches(i, fields)]
         matching += len(raws)
-        done += already_done(client, keys, raws)
+        done += already_done(client, keys, raws, stream)
         if after is None:
             return Preview(matching, done, scanned, complete=True)
     return Preview(matching, done, scanned, complete=False)
 
 
-def already_done(client: redis.Redis, keys: Keys, raw_events: list[str]) -> int:
+def already_done(client: redis.Redis, keys: Keys, raw_events: list[str], stream: str = "") -> int:
     """How many of these events ran: by the gate, or by the database (the authority, which
     remembers when the gate's record has expired). Each event is decoded and hashed once."""
     hashes = [h for h in (stored_hash(raw) for raw in raw_events) if h]
     if not hashes:
         return 0
     with client.pipeline(transaction=False) as pipe:
-        queue_gate_states(pipe, keys, hashes)
+        queue_gate_states(pipe, keys, hashes, stream)
         states = pipe.execute()
     by_db = DjangoRunStore().done_among(
         [h for h, state in zip(hashes, states, strict=True) if state != GateState.DONE]

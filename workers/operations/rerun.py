@@ -50,7 +50,7 @@ def force(entry: Entry, client: redis.Redis, keys: Keys, event_hash: str) -> Non
     run = finished_run(event_hash)
     entry.stream = run.stream
     raw = original_event(client, run)
-    actions.clear_gate(client, keys, event_hash)
+    actions.clear_gate(client, keys, event_hash, run.stream)
     entry.detail = "gate record cleared"
     changed = AgentRun.objects.filter(pk=run.pk, status__in=FINISHED).update(
         status=RunStatus.FAILED,

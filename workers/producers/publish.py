@@ -11,7 +11,8 @@ from pydantic import BaseModel, ValidationError
 
 from workers.core import keys, tracing
 from workers.core.errors import InvalidEnvelope, RedisUnavailable
-from workers.core.events import Envelope, first_error, now_utc
+from workers.core.events import Envelope, event_hash, first_error, now_utc
+from workers.core.partitions import Partitions
 from workers.core.registry import Registry, default_registry
 from workers.redis import bus
 from workers.redis.replication import Durability
@@ -49,20 +50,32 @@ def build_envelope(
         raise InvalidEnvelope(first_error(exc)) from exc
 
 
+def partition_of(layout: Partitions, envelope: Envelope, partition_key: str | None = None) -> str:
+    """The partition stream an event goes to: by ``partition_key`` if given, else by its
+    subject (one subject's events keep their order), else by its idempotency hash, so that
+    copies of one event meet one gate record."""
+    if layout.single:
+        return layout.stream
+    return layout.stream_for(partition_key or envelope.subject or event_hash(envelope))
+
+
 def publish_envelopes(
     client: redis.Redis,
-    stream: str,
+    stream: str | Partitions,
     envelopes: list[Envelope],
     durability: Durability | None = None,
+    partition_key: str | None = None,
 ) -> list[str]:
-    """XADD ``envelopes``; with tracing on, each carries its own producer span's context
-    (``traceparent``), the child of the caller's current span."""
-    with tracing.sending(stream, envelopes) as sending:
-        payloads = [e.to_json() for e in sending.envelopes]
+    """XADD ``envelopes`` to ``stream``, or each to its partition of a partitioned one; with
+    tracing on, each carries its own producer span's context (``traceparent``), the child of
+    the caller's current span."""
+    layout = stream if isinstance(stream, Partitions) else Partitions(stream)
+    with tracing.sending(layout.stream, envelopes) as sending:
+        entries = [(partition_of(layout, e, partition_key), e.to_json()) for e in sending.envelopes]
         try:
-            entry_ids = bus.xadd_many(client, stream, payloads, durability)
+            entry_ids = bus.xadd_routed(client, entries, durability)
         except (redis.ConnectionError, redis.TimeoutError) as exc:
-            raise RedisUnavailable(f"could not publish to {stream}: {exc}") from exc
+            raise RedisUnavailable(f"could not publish to {layout.stream}: {exc}") from exc
         sending.sent(entry_ids)
         return entry_ids
 
@@ -75,6 +88,7 @@ def publish(
     client: redis.Redis | None = None,
     registry: Registry = default_registry,
     durable: bool = False,
+    partition_key: str | None = None,
     **envelope: Any,
 ) -> str:
     """Publish one event and return its stream entry id.
@@ -82,12 +96,15 @@ def publish(
     ``envelope`` takes ``source``, ``id``, ``subject``, ``context``, ``key`` and ``time``.
     Nothing is written when validation fails. ``durable``: return only once a replica holds
     the entry (``WAIT 1``, up to 2 s), else raise NotReplicated: replication is asynchronous,
-    and a failover can lose an entry the primary acknowledged (docs/scaling.md).
+    and a failover can lose an entry the primary acknowledged (docs/scaling.md). With
+    ``STREAMDESK_PARTITIONS`` above 1 the event goes to the partition of ``partition_key``,
+    else of its subject (docs/scaling.md).
     """
     built = build_envelope(event_type, data, registry=registry, **envelope)
     tracing.configure()  # looks once per process: the application may have set a provider
-    if client is None:
-        from workers.from_settings import redis_client
+    from workers.from_settings import partitions, redis_client
 
+    if client is None:
         client = redis_client()
-    return publish_envelopes(client, stream, [built], Durability() if durable else None)[0]
+    durability = Durability() if durable else None
+    return publish_envelopes(client, partitions(stream), [built], durability, partition_key)[0]

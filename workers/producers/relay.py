@@ -25,6 +25,7 @@ from psycopg import conninfo
 from workers.core import tracing
 from workers.core.errors import RedisUnavailable
 from workers.core.events import Envelope, now_utc
+from workers.from_settings import partitions
 from workers.models import OutboxEvent
 from workers.producers.outbox import NOTIFY_CHANNEL
 from workers.producers.publish import publish_envelopes
@@ -106,7 +107,7 @@ class Relay:
         for row in rows:  # id order, kept within each stream
             by_stream.setdefault(row.stream, []).append(envelope_of(row))
         for stream, envelopes in by_stream.items():
-            publish_envelopes(self.client, stream, envelopes)
+            publish_envelopes(self.client, partitions(stream), envelopes)
         if self.config.pause_after_xadd_s:
             time.sleep(self.config.pause_after_xadd_s)
 

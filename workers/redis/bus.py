@@ -37,14 +37,21 @@ def xadd_many(
 ) -> list[str]:
     """XADD each JSON payload; one round trip. Returns the entry ids in order. With
     ``durability``, returns only once that many replicas hold them (else NotReplicated)."""
+    return xadd_routed(client, [(stream, payload) for payload in payloads], durability)
+
+
+def xadd_routed(
+    client: redis.Redis, entries: list[tuple[str, str]], durability: Durability | None = None
+) -> list[str]:
+    """XADD each ``(stream, JSON payload)``, as ``xadd_many`` does (one pipeline)."""
     with client.pipeline(transaction=False) as pipe:
-        for payload in payloads:
+        for stream, payload in entries:
             pipe.xadd(stream, {EVENT_FIELD: payload})
         if durability is not None:
             queue_wait(pipe, durability)
         replies = pipe.execute()
     if durability is not None:
-        check_confirmed(int(replies.pop()), durability, f"{len(payloads)} event(s)")
+        check_confirmed(int(replies.pop()), durability, f"{len(entries)} event(s)")
     return [str(i) for i in replies]
 
 

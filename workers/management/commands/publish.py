@@ -10,8 +10,8 @@ from django.core.management.base import BaseCommand, CommandError
 from workers.core import keys
 from workers.core.errors import StreamdeskError
 from workers.core.events import strict_loads
-from workers.from_settings import redis_client, start_embedded
-from workers.producers.publish import build_envelope, publish_envelopes
+from workers.from_settings import partitions, redis_client, start_embedded
+from workers.producers.publish import build_envelope, partition_of, publish_envelopes
 from workers.redis.replication import Durability
 
 
@@ -36,6 +36,11 @@ class Command(BaseCommand):
         parser.add_argument("--subject", help="the entity the event is about")
         parser.add_argument("--id", help="event id (default: a new UUID per event)")
         parser.add_argument("--key", help="explicit idempotency key")
+        parser.add_argument(
+            "--partition-key",
+            help="what picks the partition when STREAMDESK_PARTITIONS > 1 (default: the "
+            "subject, else the event's idempotency hash); events with one key keep their order",
+        )
         parser.add_argument("--count", type=int, default=1, help="events to publish (default 1)")
         parser.add_argument("--stream", default=keys.DEFAULT_STREAM, help="target stream")
         parser.add_argument(
@@ -67,7 +72,13 @@ class Command(BaseCommand):
             if started:  # the first command to need it says so; later ones find it running
                 self.stderr.write(f"started the embedded Valkey at {started} (no REDIS_URL set)")
             durability = Durability() if options["durable"] else None
-            ids = publish_envelopes(redis_client(), options["stream"], envelopes, durability)
+            layout = partitions(options["stream"])
+            key = options["partition_key"]
+            ids = publish_envelopes(redis_client(), layout, envelopes, durability, key)
         except StreamdeskError as exc:
             raise CommandError(str(exc)) from exc
-        self.stdout.write("\n".join(ids))
+        if layout.single:
+            self.stdout.write("\n".join(ids))
+        else:  # an id names an entry only together with its partition
+            where = [partition_of(layout, e, key) for e in envelopes]
+            self.stdout.write("\n".join(f"{s} {i}" for s, i in zip(where, ids, strict=True)))

@@ -19,7 +19,7 @@ from workers.core import keys
 from workers.core.errors import StreamdeskError
 from workers.core.events import Envelope
 from workers.core.registry import default_registry
-from workers.from_settings import redis_client
+from workers.from_settings import partitions, redis_client
 from workers.producers.publish import build_envelope, publish_envelopes
 
 
@@ -156,12 +156,13 @@ class Command(BaseCommand):
         sent = 0
         try:
             client = redis_client()
+            layout = partitions(options["stream"])
             while not stopping and (options["count"] == 0 or sent < options["count"]):
                 envelopes = demo_event(sent, rng)
                 if options["agents"]:
                     extra = agent_event(sent, rng)
                     envelopes += [extra] if extra else []
-                publish_envelopes(client, options["stream"], envelopes)
+                publish_envelopes(client, layout, envelopes)
                 if options["tickets"] and sent % 10 == 0:
                     ticket_change(sent, rng)
                 sent += 1

@@ -1,0 +1,96 @@
+"""Partitions: names, the stable choice of partition, and what a partitioned worker runs."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections import Counter
+
+import pytest
+
+from workers.core.config import EngineConfig
+from workers.core.errors import ConfigurationError
+from workers.core.keys import Keys, slot_tag
+from workers.core.partitions import (
+    Partitions,
+    logical_stream,
+    partition_index,
+    partition_name,
+)
+
+
+def test_one_partition_keeps_the_streams_own_key() -> None:
+    layout = Partitions("streamdesk:events")
+    assert layout.single and layout.streams == ["streamdesk:events"]
+    assert layout.stream_for("anything") == "streamdesk:events"
+
+
+def test_partition_names_carry_a_hash_tag_and_map_back() -> None:
+    layout = Partitions("streamdesk:events", 3)
+    assert layout.streams == [
+        "streamdesk:{events:0}",
+        "streamdesk:{events:1}",
+        "streamdesk:{events:2}",
+    ]
+    assert partition_name("orders", 7) == "{orders:7}"
+    for stream in layout.streams:
+        assert logical_stream(stream) == "streamdesk:events"
+        assert logical_stream(stream + ":dead") == "streamdesk:events:dead"
+    # On a cluster one partition is tagged too: the stream and its gate records share a slot.
+    assert Partitions("streamdesk:events", 1, tagged=True).streams == ["streamdesk:{events:0}"]
+    # A stream that is not a partition is its own logical stream.
+    assert logical_stream("streamdesk:events") == "streamdesk:events"
+    assert logical_stream("app:{tenant}") == "app:{tenant}"
+
+
+def test_every_key_of_a_partition_lives_in_its_slot() -> None:
+    keys, stream = Keys(), "streamdesk:{events:2}"
+    made = [
+        stream + ":dead",
+        keys.stats(stream),
+        keys.waits(stream, "agents"),
+        keys.gate("abc", stream),
+        keys.webhook_seen(stream, "d1"),
+    ]
+    assert {slot_tag(k) for k in made} == {"events:2"}
+    # Unpartitioned, a gate record keeps the name it always had.
+    assert keys.gate("abc", "streamdesk:events") == "streamdesk:idem:abc"
+    assert keys.gate("abc") == "streamdesk:idem:abc"
+
+
+def test_the_partition_of_a_key_is_stable_across_processes() -> None:
+    here = [partition_index(f"subject-{i}", 8) for i in range(50)]
+    code = (
+        "from workers.core.partitions import partition_index;"
+        "print([partition_index(f'subject-{i}', 8) for i in range(50)])"
+    )
+    # A fresh interpreter has another hash() salt: the choice must not depend on it.
+    there = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
+    assert str(here) == there.strip()
+    assert partition_index("anything", 1) == 0
+
+
+def test_keys_spread_evenly_over_partitions() -> None:
+    counts = Counter(partition_index(f"order-{i}", 8) for i in range(8000))
+    assert set(counts) == set(range(8))
+    assert max(counts.values()) < 1.15 * 1000 and min(counts.values()) > 0.85 * 1000
+
+
+def test_bad_partition_settings_are_refused_with_the_reason() -> None:
+    with pytest.raises(ConfigurationError, match="between 1 and 1024, got 0"):
+        EngineConfig(partitions=0)
+    with pytest.raises(ConfigurationError, match="has braces"):
+        EngineConfig(stream="app:{x}", partitions=4)
+
+
+def test_a_partitioned_worker_shares_its_concurrency_among_its_partitions() -> None:
+    config = EngineConfig(consumer="w", concurrency=10, partitions=4)
+    loops = config.per_partition()
+    assert [c.stream for c in loops] == Partitions("streamdesk:events", 4).streams
+    assert [c.consumer for c in loops] == ["w.0", "w.1", "w.2", "w.3"]
+    assert [c.concurrency for c in loops] == [3, 3, 2, 2]
+    # More partitions than agent slots: each still gets one.
+    assert {c.concurrency for c in EngineConfig(concurrency=2, partitions=4).per_partition()} == {1}
+    assert EngineConfig(consumer="w").per_partition() == [EngineConfig(consumer="w")]
