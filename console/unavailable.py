@@ -15,8 +15,8 @@ log = logging.getLogger(__name__)
 RETRY_AFTER_S = 5
 MESSAGE = "Redis cannot be reached; nothing was changed. Try again in a few seconds."
 CLUSTER_MESSAGE = (
-    "REDIS_URL names a node of a Redis or Valkey cluster, which Streamdesk cannot run on yet; "
-    "nothing was changed. See docs/scaling.md."
+    "REDIS_URL names a node of a Redis or Valkey cluster: workers and producers run on one, "
+    "the console cannot yet; nothing was changed. See docs/scaling.md."
 )
 
 

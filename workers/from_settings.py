@@ -11,7 +11,7 @@ from django.conf import settings
 
 from workers.core.config import EngineConfig
 from workers.core.partitions import Partitions
-from workers.redis.connection import connect, resolve_url
+from workers.redis.connection import connect, is_cluster, resolve_url
 from workers.redis.embedded import EmbeddedValkey
 from workers.runtime.llm.config import LLMConfig
 from workers.runtime.ratelimit import Budget, budgets_from, parse_budgets
@@ -39,9 +39,10 @@ def engine_config(**overrides: Any) -> EngineConfig:
     return EngineConfig.from_mapping(dict(settings.STREAMDESK), **overrides)
 
 
-def partitions(stream: str) -> Partitions:
-    """The partition streams of ``stream`` under ``STREAMDESK_PARTITIONS``."""
-    return Partitions(stream, int(settings.STREAMDESK.get("partitions", 1)))
+def partitions(stream: str, client: object = None) -> Partitions:
+    """The partition streams of ``stream`` under ``STREAMDESK_PARTITIONS``; tagged when
+    ``client`` is a cluster client (its gate records must share each partition's slot)."""
+    return Partitions(stream, int(settings.STREAMDESK.get("partitions", 1)), is_cluster(client))
 
 
 def rate_budgets() -> dict[str, Budget]:
@@ -57,13 +58,20 @@ def llm_config() -> LLMConfig:
 
 
 @functools.cache
-def _client(url: str) -> redis.Redis:
-    return connect(url, encoding_errors="replace")
+def _client(url: str, cluster_ok: bool = False) -> redis.Redis:
+    return connect(url, cluster_ok=cluster_ok, encoding_errors="replace")
 
 
 def redis_client() -> redis.Redis:
-    """A shared, version-checked sync client for this process."""
+    """A shared, version-checked sync client for this process; refuses a cluster (the
+    console cannot run on one yet: ClusterNotSupported)."""
     return _client(redis_url())
+
+
+def producer_client() -> redis.Redis:
+    """``redis_client``, or a cluster client when ``REDIS_URL`` names a cluster node: what
+    publishes events (``publish``, the relay) runs on a cluster."""
+    return _client(redis_url(), True)
 
 
 def action_args() -> dict[str, Any]:

@@ -48,5 +48,5 @@ def test_a_cluster_in_redis_url_is_a_503_that_says_why(staff_client: Client) -> 
         page = staff_client.get("/")
         api = staff_client.get("/api/streams/")
     assert page.status_code == 503 and "Retry-After" not in page
-    assert b"Streamdesk cannot run on a cluster yet" in page.content
+    assert b"Workers and producers run on a cluster; the console cannot yet." in page.content
     assert api.status_code == 503 and "cluster" in api.json()["error"]

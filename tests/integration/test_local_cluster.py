@@ -23,7 +23,7 @@ from workers.core.errors import ClusterNotSupported, RedisUnavailable
 from workers.management.commands.valkey import Command
 from workers.redis.cluster import LocalCluster, StartResult
 from workers.redis.cluster_node import free_base_port, pid_alive, topology
-from workers.redis.connection import aconnect, connect
+from workers.redis.connection import aconnect, connect, is_cluster
 
 
 @pytest.fixture(scope="module")
@@ -190,11 +190,25 @@ def test_help_documents_the_cluster_flags() -> None:
     assert "--cluster [N]" in text and "--replicas N" in text and "not for production" in text
 
 
-def test_connecting_to_a_cluster_node_is_refused_with_the_reason(cluster: LocalCluster) -> None:
+def test_a_cluster_node_gives_a_cluster_client_only_where_clusters_run(
+    cluster: LocalCluster,
+) -> None:
     with pytest.raises(ClusterNotSupported, match=r"cluster_enabled:1.*single server"):
         connect(cluster.url)
     with pytest.raises(ClusterNotSupported, match="cannot run on a cluster yet"):
         asyncio.run(aconnect(cluster.url))
+    client = connect(cluster.url, cluster_ok=True)
+    assert is_cluster(client) and len(client.get_primaries()) == 3  # type: ignore[attr-defined]
+    client.close()
+
+    async def engine() -> int:
+        aclient = await aconnect(cluster.url, cluster_ok=True)
+        assert is_cluster(aclient)
+        primaries = len(aclient.get_primaries())  # type: ignore[attr-defined]
+        await aclient.aclose()
+        return primaries
+
+    assert asyncio.run(engine()) == 3
 
 
 def test_a_command_on_a_cluster_exits_with_the_reason(cluster: LocalCluster) -> None:

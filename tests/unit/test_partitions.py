@@ -7,12 +7,15 @@ import sys
 from collections import Counter
 
 import pytest
+from redis.crc import key_slot
 
 from workers.core.config import EngineConfig
 from workers.core.errors import ConfigurationError
 from workers.core.keys import Keys, slot_tag
 from workers.core.partitions import (
+    CLUSTER_SLOTS,
     Partitions,
+    cluster_slot,
     logical_stream,
     partition_index,
     partition_name,
@@ -28,11 +31,11 @@ def test_one_partition_keeps_the_streams_own_key() -> None:
 def test_partition_names_carry_a_hash_tag_and_map_back() -> None:
     layout = Partitions("streamdesk:events", 3)
     assert layout.streams == [
-        "streamdesk:{events:0}",
-        "streamdesk:{events:1}",
-        "streamdesk:{events:2}",
+        "streamdesk:{events:0.1}",
+        "streamdesk:{events:1.3}",
+        "streamdesk:{events:2.4}",
     ]
-    assert partition_name("orders", 7) == "{orders:7}"
+    assert partition_name("orders", 0, 1) == "{orders:0}"
     for stream in layout.streams:
         assert logical_stream(stream) == "streamdesk:events"
         assert logical_stream(stream + ":dead") == "streamdesk:events:dead"
@@ -43,8 +46,21 @@ def test_partition_names_carry_a_hash_tag_and_map_back() -> None:
     assert logical_stream("app:{tenant}") == "app:{tenant}"
 
 
+@pytest.mark.parametrize("count", [2, 3, 5, 8, 64])
+def test_partitions_spread_evenly_over_the_slot_space(count: int) -> None:
+    """Partition i's slot lies in the i-th of ``count`` equal slot ranges, so a cluster of
+    masters with equal contiguous ranges (the usual layout) gets its share of partitions:
+    plain ``events:i`` tags put two of three partitions on one of three masters."""
+    slots = [cluster_slot(slot_tag(s)) for s in Partitions("app:events", count).streams]
+    assert slots == sorted(slots)
+    for i, slot in enumerate(slots):
+        assert i * CLUSTER_SLOTS // count <= slot < (i + 1) * CLUSTER_SLOTS // count
+    # The slot Redis computes is the one the names were chosen for.
+    assert cluster_slot("events:0") == 16382 == key_slot(b"streamdesk:{events:0}")
+
+
 def test_every_key_of_a_partition_lives_in_its_slot() -> None:
-    keys, stream = Keys(), "streamdesk:{events:2}"
+    keys, stream = Keys(), Partitions("streamdesk:events", 3).streams[2]
     made = [
         stream + ":dead",
         keys.stats(stream),
@@ -52,7 +68,7 @@ def test_every_key_of_a_partition_lives_in_its_slot() -> None:
         keys.gate("abc", stream),
         keys.webhook_seen(stream, "d1"),
     ]
-    assert {slot_tag(k) for k in made} == {"events:2"}
+    assert {slot_tag(k) for k in made} == {"events:2.4"}
     # Unpartitioned, a gate record keeps the name it always had.
     assert keys.gate("abc", "streamdesk:events") == "streamdesk:idem:abc"
     assert keys.gate("abc") == "streamdesk:idem:abc"

@@ -10,13 +10,16 @@ subject by default), so the events of one subject stay in order in one partition
 
 from __future__ import annotations
 
+import functools
 import hashlib
+from binascii import crc_hqx
 from dataclasses import dataclass
 
 from workers.core.errors import ConfigurationError
 from workers.core.keys import slot_tag
 
 MAX_PARTITIONS = 1024
+CLUSTER_SLOTS = 16384
 
 
 def partition_index(ordering_key: str, count: int) -> int:
@@ -28,10 +31,30 @@ def partition_index(ordering_key: str, count: int) -> int:
     return int.from_bytes(digest, "big") % count
 
 
-def partition_name(stream: str, index: int) -> str:
-    """``streamdesk:events`` -> ``streamdesk:{events:3}``; a name without ``:`` is all tag."""
+def cluster_slot(tag: str) -> int:
+    """The Redis Cluster slot of a hash tag (CRC16 of it, modulo 16384)."""
+    return crc_hqx(tag.encode("utf-8"), 0) % CLUSTER_SLOTS
+
+
+@functools.cache
+def partition_tag(name: str, index: int, count: int) -> str:
+    """``events:3``, or ``events:3.<n>`` for the first ``n`` that puts the tag's slot in the
+    ``index``-th of ``count`` equal slot ranges: masters usually hold equal contiguous ranges
+    (``valkey-cli --cluster create`` makes them so), so the partitions spread over them as
+    evenly as they can, where plain CRC16 would put two of three partitions on one master."""
+    first, last = index * CLUSTER_SLOTS // count, (index + 1) * CLUSTER_SLOTS // count
+    tag, n = f"{name}:{index}", 0
+    while not first <= cluster_slot(tag) < last:
+        n += 1
+        tag = f"{name}:{index}.{n}"
+    return tag
+
+
+def partition_name(stream: str, index: int, count: int) -> str:
+    """``streamdesk:events`` -> ``streamdesk:{events:3}`` (or ``{events:3.<n>}``, see
+    ``partition_tag``); a name without ``:`` is all tag."""
     head, sep, tail = stream.rpartition(":")
-    return f"{head}{sep}{{{tail}:{index}}}"
+    return f"{head}{sep}{{{partition_tag(tail, index, count)}}}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,13 +86,13 @@ class Partitions:
     def streams(self) -> list[str]:
         if self.single:
             return [self.stream]
-        return [partition_name(self.stream, i) for i in range(self.count)]
+        return [partition_name(self.stream, i, self.count) for i in range(self.count)]
 
     def stream_for(self, ordering_key: str) -> str:
         """The partition stream an event with this ordering key is published to."""
         if self.single:
             return self.stream
-        return partition_name(self.stream, partition_index(ordering_key, self.count))
+        return partition_name(self.stream, partition_index(ordering_key, self.count), self.count)
 
     def owns(self, stream: str) -> bool:
         return stream in self.streams
@@ -82,7 +105,7 @@ def logical_stream(stream: str) -> str:
     if tag == stream:
         return stream
     name, sep, index = tag.rpartition(":")
-    if not sep or not index.isdigit():
+    if not sep or not index.partition(".")[0].isdigit():
         return stream
     start = stream.find("{")
     return stream[:start] + name + stream[start + len(tag) + 2 :]

@@ -6,6 +6,7 @@ import asyncio
 import gc
 import logging
 import signal
+from typing import Any, cast
 
 from redis.asyncio import Redis
 
@@ -13,7 +14,7 @@ from workers.core import tracing
 from workers.core.config import EngineConfig
 from workers.core.registry import Registry
 from workers.engine.worker import Worker
-from workers.redis.connection import aconnect, check_version
+from workers.redis.connection import aconnect, check_version, is_cluster
 from workers.runtime.llm.config import LLMConfig
 from workers.runtime.ratelimit import Budget
 from workers.store.protocols import RunStore
@@ -33,11 +34,12 @@ async def serve(
     # Read timeouts must outlast XREADGROUP BLOCK.
     client = await aconnect(
         url,
+        cluster_ok=True,
         encoding_errors="replace",
         socket_timeout=config.block_ms / 1000 + 10,
         health_check_interval=30,
     )
-    label = check_version(await client.info("server"))
+    label = check_version(await server_info(client))
     # Everything loaded so far (Django, the agents) lives as long as the process: keep it
     # out of the garbage collector's full passes, which otherwise pause the loop for ms.
     gc.collect()
@@ -47,7 +49,7 @@ async def serve(
     gc.set_threshold(YOUNG_GC_THRESHOLD, *gc.get_threshold()[1:])
     # The standard OTEL_* variables switch traces on (docs/observability.md).
     tracing.configure()
-    workers = partition_workers(config, client, registry, store, budgets, llm)
+    workers = partition_workers(config, client, registry, store, budgets, llm, is_cluster(client))
 
     def stop() -> None:
         stop_all(workers)
@@ -79,10 +81,13 @@ def partition_workers(
     store: RunStore,
     budgets: dict[str, Budget] | None = None,
     llm: LLMConfig | None = None,
+    cluster: bool = False,
 ) -> list[Worker]:
     """One loop per partition stream (one for an unpartitioned stream), each its own
-    consumer, all on one connection pool and in one event loop."""
-    return [Worker(c, client, registry, store, budgets, llm) for c in config.per_partition()]
+    consumer, all on one connection pool and in one event loop. On a ``cluster`` even one
+    partition has a tagged name: its gate records must share its slot."""
+    configs = config.per_partition(tagged=cluster)
+    return [Worker(c, client, registry, store, budgets, llm) for c in configs]
 
 
 def stop_all(workers: list[Worker]) -> None:
@@ -98,6 +103,13 @@ async def run_all(workers: list[Worker]) -> None:
     finally:
         stop_all(workers)
         await asyncio.gather(*tasks, return_exceptions=True)
+
+
+async def server_info(client: Redis) -> dict[str, Any]:
+    """INFO server of one node (a cluster client would ask every node)."""
+    if is_cluster(client):
+        return cast(dict[str, Any], await client.info("server", target_nodes="random"))
+    return cast(dict[str, Any], await client.info("server"))
 
 
 def describe_streams(config: EngineConfig) -> str:

@@ -15,6 +15,7 @@ from redis.asyncio.client import Pipeline
 from workers.core.keys import Keys
 from workers.gate.scripts import lua
 from workers.gate.states import Outcome
+from workers.redis.connection import own_connection
 
 # Batch scripts: one call per batch, not per event. KEYS are gate records; all keys of a
 # call must live on one server (on a cluster, partitioned streams keep them in one slot).
@@ -58,7 +59,7 @@ class Gate:
         # loop (redis-py polls the connection it takes for stray data), so the database's
         # duplicate check, blocking the loop, ran before the gate's request was even sent.
         # Sent at once, the two round trips overlap.
-        self._intake = client.client()
+        self._intake = own_connection(client)
 
     async def acquire_many(self, requests: list[tuple[str, str]]) -> list[Ticket]:
         """Try ``(event_hash, owner)`` pairs in one round trip and one script call."""
@@ -71,7 +72,8 @@ class Gate:
         return [Ticket(OUTCOMES[o], int(t)) for o, t in zip(flat[::2], flat[1::2], strict=True)]
 
     async def aclose(self) -> None:
-        await self._intake.aclose()
+        if self._intake is not self.client:
+            await self._intake.aclose()
 
     async def renew_many(self, leases: list[tuple[str, str, int]]) -> list[bool]:
         """Extend ``(event_hash, owner, token)`` leases; False where the lease was lost."""

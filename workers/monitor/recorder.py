@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 import redis
 
+from workers.core.errors import ClusterNotSupported
 from workers.core.keys import Keys
 from workers.core.lua import lua_script
 from workers.monitor.history import HistoryStore, to_point
@@ -118,7 +119,13 @@ def _candidate(
 
     def tick() -> None:
         if not recorder:  # connect inside the loop: Redis may be down when the process starts
-            recorder.append(Recorder(connect(), keys, holder))
+            try:
+                client = connect()
+            except ClusterNotSupported:  # a setting, not an outage: say so once and end
+                log.info("history recorder %s: not on a cluster yet (docs/scaling.md)", holder)
+                stop.set()
+                return
+            recorder.append(Recorder(client, keys, holder))
         recorder[0].tick()
 
     _tick_until(stop, holder, tick)

@@ -107,7 +107,7 @@ class Relay:
         for row in rows:  # id order, kept within each stream
             by_stream.setdefault(row.stream, []).append(envelope_of(row))
         for stream, envelopes in by_stream.items():
-            publish_envelopes(self.client, partitions(stream), envelopes)
+            publish_envelopes(self.client, partitions(stream, self.client), envelopes)
         if self.config.pause_after_xadd_s:
             time.sleep(self.config.pause_after_xadd_s)
 

@@ -53,31 +53,47 @@ def check_version(info: dict[str, Any]) -> str:
     return label
 
 
+def is_cluster_node(info: dict[str, Any]) -> bool:
+    return int(info.get("cluster_enabled", 0)) == 1
+
+
+def is_cluster(client: object) -> bool:
+    """Whether ``client`` is a cluster client (``connect`` returns one for a cluster node)."""
+    return isinstance(client, redis.RedisCluster | aredis.RedisCluster)
+
+
 def check_not_cluster(info: dict[str, Any], url: str) -> None:
-    """Refuse a cluster node up front: the engine's scripts take several keys of a batch at
-    once, which a cluster refuses across slots (CROSSSLOT) and redirects (MOVED) one by one;
-    failing there, mid-batch, would say nothing useful."""
-    if int(info.get("cluster_enabled", 0)) == 1:
+    """Refuse a cluster node up front where clusters are not supported yet (the console):
+    failing later, on a CROSSSLOT or MOVED reply mid-page, would say nothing useful."""
+    if is_cluster_node(info):
         raise ClusterNotSupported(
-            f"REDIS_URL ({redact_url(url)}) is a node of a cluster (cluster_enabled:1), and "
-            "Streamdesk cannot run on a cluster yet: point REDIS_URL at a single server "
-            "(with replicas if you like). See docs/scaling.md."
+            f"REDIS_URL ({redact_url(url)}) is a node of a cluster (cluster_enabled:1): runworker "
+            "and publishing run on a cluster, but the console and the operator commands cannot "
+            "run on a cluster yet; they need a single server. See docs/scaling.md."
         )
 
 
-def connect(url: str, **kwargs: Any) -> redis.Redis:
-    """A sync client, checked to reach a recent enough server that is not a cluster node."""
+def connect(url: str, *, cluster_ok: bool = False, **kwargs: Any) -> redis.Redis:
+    """A sync client, checked to reach a recent enough server. A cluster node gives a
+    cluster client (``cluster_ok``) or ClusterNotSupported."""
     client = redis.Redis.from_url(url, decode_responses=True, **kwargs)
     try:
         check_version(cast(dict[str, Any], client.info("server")))
-        check_not_cluster(cast(dict[str, Any], client.info("cluster")), url)
+        cluster = is_cluster_node(cast(dict[str, Any], client.info("cluster")))
+        if cluster and not cluster_ok:
+            check_not_cluster({"cluster_enabled": 1}, url)
     except (redis.ConnectionError, redis.TimeoutError, OSError) as exc:
         client.close()
         raise RedisUnavailable(f"cannot reach Redis at {redact_url(url)}: {exc}") from exc
     except StreamdeskError:
         client.close()
         raise
-    return client
+    if not cluster:
+        return client
+    client.close()
+    # The cluster client finds every node from this one and follows MOVED and ASK.
+    cluster_client = redis.RedisCluster.from_url(url, decode_responses=True, **kwargs)  # type: ignore[no-untyped-call]
+    return cast(redis.Redis, cluster_client)
 
 
 class HiredisPacking:
@@ -151,15 +167,29 @@ def pack_with_hiredis(client: aredis.Redis) -> aredis.Redis:
     return client
 
 
-async def aconnect(url: str, **kwargs: Any) -> aredis.Redis:
+async def aconnect(url: str, *, cluster_ok: bool = False, **kwargs: Any) -> aredis.Redis:
+    """``connect``'s asyncio twin: a cluster node gives a cluster client (``cluster_ok``)."""
     client = pack_with_hiredis(aredis.Redis.from_url(url, decode_responses=True, **kwargs))
     try:
         check_version(await client.info("server"))
-        check_not_cluster(await client.info("cluster"), url)
+        cluster = is_cluster_node(await client.info("cluster"))
+        if cluster and not cluster_ok:
+            check_not_cluster({"cluster_enabled": 1}, url)
     except (redis.ConnectionError, redis.TimeoutError, OSError) as exc:
         await client.aclose()
         raise RedisUnavailable(f"cannot reach Redis at {redact_url(url)}: {exc}") from exc
     except StreamdeskError:
         await client.aclose()
         raise
-    return client
+    if not cluster:
+        return client
+    await client.aclose()
+    node = aredis.RedisCluster.from_url(url, decode_responses=True, **kwargs)
+    await node.initialize()
+    return cast(aredis.Redis, node)
+
+
+def own_connection(client: aredis.Redis) -> aredis.Redis:
+    """A client on one connection of its own, held (see ``Gate``); a cluster client keeps
+    a connection per node already, so it is its own."""
+    return client if is_cluster(client) else client.client()

@@ -12,11 +12,18 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 
-from workers.core.errors import ClusterNotSupported, RedisUnavailable, StreamdeskError
+from workers.core.errors import StreamdeskError
 from workers.core.registry import default_registry
 from workers.engine.processes import run_processes, usable_cpus
 from workers.engine.serve import serve
-from workers.from_settings import engine_config, llm_config, rate_budgets, redis_client, redis_url
+from workers.from_settings import (
+    engine_config,
+    llm_config,
+    producer_client,
+    rate_budgets,
+    redis_client,
+    redis_url,
+)
 from workers.management.commands.relay import relay_config
 from workers.monitor.recorder import RecorderThread, start_recorder
 from workers.producers.relay import Relay
@@ -147,12 +154,6 @@ class Command(BaseCommand):
 
     def supervise(self, options: dict[str, Any], overrides: dict[str, Any]) -> None:
         config = engine_config(**overrides)  # checked here once, not N times in children
-        try:
-            redis_client()
-        except ClusterNotSupported as exc:  # no restart can cure it: say so once, now
-            raise CommandError(str(exc)) from exc
-        except RedisUnavailable:
-            pass  # it may come back: the children retry, and the supervisor gives up in time
         code = run_processes(
             options["processes"],
             {k: v for k, v in overrides.items() if v is not None and k != "burst"},
@@ -165,7 +166,7 @@ class Command(BaseCommand):
             raise CommandError("a worker process kept failing (see above)", returncode=code)
 
     def start_relay(self, stop: threading.Event) -> threading.Thread:
-        relay = Relay(redis_client(), relay_config())
+        relay = Relay(producer_client(), relay_config())
         thread = threading.Thread(target=relay.run_forever, args=(stop,), name="relay")
         thread.start()
         return thread
