@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 # `make install EXTRAS=dev` skips them.
 EXTRAS ?= dev,langgraph,otel
 
-.PHONY: run test test-fast lint typecheck bench bench-console bench-actions bench-outbox bench-runtime bench-webhooks bench-tracing clean install
+.PHONY: run test test-fast lint typecheck bench bench-console bench-actions bench-outbox bench-runtime bench-webhooks bench-tracing bench-partitions clean install
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -55,6 +55,9 @@ bench-webhooks: $(STAMP)
 
 bench-tracing: $(STAMP)
 	$(PY) -m bench.tracing
+
+bench-partitions: $(STAMP)
+	$(PY) -m bench.partitions
 
 # valkey stop needs settings, so the development mode (no SECRET_KEY of its own).
 clean: export DEBUG ?= 1

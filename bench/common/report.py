@@ -85,7 +85,12 @@ TRACING = Section(
     "<!-- tracing benchmark: begin (written by bench.tracing; every bench writer keeps it) -->",
     "<!-- tracing benchmark: end -->",
 )
-BLOCKS = (CONSOLE, ACTIONS, OUTBOX, WEBHOOKS, RUNTIME, TRACING)  # in the document's order
+PARTITIONS = Section(
+    "<!-- partitions benchmark: begin "
+    "(written by bench.partitions; every bench writer keeps it) -->",
+    "<!-- partitions benchmark: end -->",
+)
+BLOCKS = (CONSOLE, ACTIONS, OUTBOX, WEBHOOKS, RUNTIME, TRACING, PARTITIONS)  # document order
 
 
 @dataclass(frozen=True, slots=True)

@@ -49,8 +49,9 @@ class Gate:
     ) -> None:
         self.client = client
         self.keys = keys
-        # The records of a partition's events are in its cluster slot (``Keys.gate``).
-        self.stream = stream
+        # The records of a partition's events are in its cluster slot (``Keys.gate``): the
+        # key's head, worked out once, not per event.
+        self._head = keys.gate("", stream)
         self.lease_ms = lease_ms
         self.done_ttl_s = done_ttl_s
         self._acquire = client.register_script(ACQUIRE)
@@ -65,7 +66,7 @@ class Gate:
         """Try ``(event_hash, owner)`` pairs in one round trip and one script call."""
         if not requests:
             return []
-        keys = [self.keys.gate(event_hash, self.stream) for event_hash, _ in requests]
+        keys = [self._head + event_hash for event_hash, _ in requests]
         args: list[Any] = [self.lease_ms, self.done_ttl_s * 1000]
         args += [owner for _, owner in requests]
         flat: list[Any] = await self._acquire(keys=keys, args=args, client=self._intake)
@@ -79,7 +80,7 @@ class Gate:
         """Extend ``(event_hash, owner, token)`` leases; False where the lease was lost."""
         if not leases:
             return []
-        keys = [self.keys.gate(event_hash, self.stream) for event_hash, _, _ in leases]
+        keys = [self._head + event_hash for event_hash, _, _ in leases]
         args: list[Any] = [self.lease_ms]
         for _, owner, token in leases:
             args += [owner, token]
@@ -89,10 +90,10 @@ class Gate:
     # pipeline that holds one, a round trip per settle; the server caches EVAL's script too.
 
     def queue_release(self, pipe: Pipeline, event_hash: str, owner: str, token: int) -> None:
-        pipe.eval(RELEASE, 1, self.keys.gate(event_hash, self.stream), owner, str(token))
+        pipe.eval(RELEASE, 1, self._head + event_hash, owner, str(token))
 
     def queue_done(self, pipe: Pipeline, event_hashes: list[str]) -> None:
         """Mark events done: called only after the database accepted their results."""
         if event_hashes:
-            keys = [self.keys.gate(h, self.stream) for h in event_hashes]
+            keys = [self._head + h for h in event_hashes]
             pipe.eval(DONE, len(keys), *keys, str(self.done_ttl_s))
