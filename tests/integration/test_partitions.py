@@ -164,3 +164,37 @@ def test_pausing_the_logical_stream_pauses_every_partition(
     actions.resume(r, Keys(), STREAM, "agents")
     run_partitioned(redis_url, replace(config, partitions=P), recording_registry(seen))
     assert len(seen) == 16
+
+
+def run_counting_concurrency(url: str, config: EngineConfig, subjects: int) -> dict[str, int]:
+    now = {"running": 0, "most": 0}
+    registry = Registry()
+
+    async def slow(event: Any, ctx: Any) -> None:
+        now["running"] += 1
+        now["most"] = max(now["most"], now["running"])
+        await asyncio.sleep(0.05)
+        now["running"] -= 1
+
+    registry.register("test.part", AnyData, slow)
+    run_partitioned(url, config, registry)
+    assert AgentRun.objects.filter(status=RunStatus.SUCCEEDED).count() == subjects * 2
+    return now
+
+
+def test_the_partitions_loops_share_the_processs_concurrency(
+    r: redis.Redis, redis_url: str, config: EngineConfig
+) -> None:
+    publish_envelopes(r, Partitions(STREAM, P), envelopes(subjects=16, per_subject=2))
+    now = run_counting_concurrency(redis_url, replace(config, partitions=P, concurrency=3), 16)
+    # Three at once in the whole process, though four loops read: not three per partition.
+    assert now["most"] == 3
+
+
+def test_one_worker_never_runs_more_agents_than_its_concurrency(
+    r: redis.Redis, redis_url: str, config: EngineConfig
+) -> None:
+    """A read used to see the slots of agents started but not yet running as free."""
+    publish_envelopes(r, Partitions(STREAM), envelopes(subjects=16, per_subject=2))
+    now = run_counting_concurrency(redis_url, replace(config, concurrency=3), 16)
+    assert now["most"] == 3

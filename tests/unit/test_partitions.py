@@ -101,12 +101,11 @@ def test_bad_partition_settings_are_refused_with_the_reason() -> None:
         EngineConfig(stream="app:{x}", partitions=4)
 
 
-def test_a_partitioned_worker_shares_its_concurrency_among_its_partitions() -> None:
+def test_a_partitioned_worker_runs_a_loop_per_partition_each_its_own_consumer() -> None:
     config = EngineConfig(consumer="w", concurrency=10, partitions=4)
     loops = config.per_partition()
     assert [c.stream for c in loops] == Partitions("streamdesk:events", 4).streams
     assert [c.consumer for c in loops] == ["w.0", "w.1", "w.2", "w.3"]
-    assert [c.concurrency for c in loops] == [3, 3, 2, 2]
-    # More partitions than agent slots: each still gets one.
-    assert {c.concurrency for c in EngineConfig(concurrency=2, partitions=4).per_partition()} == {1}
+    # Each loop may use the process's 10 slots, which they share (engine/slots.py).
+    assert {c.concurrency for c in loops} == {10}
     assert EngineConfig(consumer="w").per_partition() == [EngineConfig(consumer="w")]

@@ -68,22 +68,14 @@ class EngineConfig:
         return Partitions(self.stream, self.partitions, tagged)
 
     def per_partition(self, tagged: bool = False) -> list[EngineConfig]:
-        """One configuration per partition stream, for the loops of one worker process: the
-        process's concurrency shared out among them, each partition its own consumer
-        (``<consumer>.<i>``) so each has a heartbeat and pending entries of its own."""
+        """One configuration per partition stream, for the loops of one worker process, each
+        partition its own consumer (``<consumer>.<i>``) so each has a heartbeat and pending
+        entries of its own. The loops share the process's ``concurrency`` (engine/slots.py)."""
         layout = self.layout(tagged)
         if layout.single:
             return [self]
-        count = len(layout.streams)
-        share, extra = divmod(self.concurrency, count)
         return [
-            replace(
-                self,
-                stream=stream,
-                consumer=f"{self.consumer}.{i}",
-                concurrency=max(1, share + (1 if i < extra else 0)),
-                partitions=1,
-            )
+            replace(self, stream=stream, consumer=f"{self.consumer}.{i}", partitions=1)
             for i, stream in enumerate(layout.streams)
         ]
 

@@ -13,6 +13,7 @@ from redis.asyncio import Redis
 from workers.core import tracing
 from workers.core.config import EngineConfig
 from workers.core.registry import Registry
+from workers.engine.slots import Slots
 from workers.engine.worker import Worker
 from workers.redis.connection import aconnect, check_version, is_cluster
 from workers.runtime.llm.config import LLMConfig
@@ -87,7 +88,8 @@ def partition_workers(
     consumer, all on one connection pool and in one event loop. On a ``cluster`` even one
     partition has a tagged name: its gate records must share its slot."""
     configs = config.per_partition(tagged=cluster)
-    return [Worker(c, client, registry, store, budgets, llm) for c in configs]
+    slots = Slots(config.concurrency)
+    return [Worker(c, client, registry, store, budgets, llm, slots) for c in configs]
 
 
 def stop_all(workers: list[Worker]) -> None:

@@ -33,10 +33,12 @@ from workers.engine.outcomes import Settled, succeeded
 from workers.engine.ports import Ports
 from workers.engine.reclaim import Reclaimer
 from workers.engine.settle import Settler
+from workers.engine.slots import Slots
 from workers.engine.timeline import Timeline
 from workers.gate import Gate
 from workers.redis import bus
 from workers.redis.bus import Delivery
+from workers.redis.connection import own_connection
 from workers.runtime.context import Services
 from workers.runtime.llm.config import LLMConfig
 from workers.runtime.ratelimit import Budget, Limiter
@@ -60,19 +62,21 @@ class Worker:
         store: RunStore,
         budgets: dict[str, Budget] | None = None,
         llm: LLMConfig | None = None,
+        slots: Slots | None = None,
     ) -> None:
         self.config = config
         self.client = client
         self.registry = registry
         self.store = store
-        self.gate = Gate(client, config.keys, config.lease_ms, config.done_ttl_s, config.stream)
-        self.reclaimer = Reclaimer(
-            client, config.stream, config.group, config.consumer, config.claim_idle_ms
-        )
+        c = config
+        self.gate = Gate(client, c.keys, c.lease_ms, c.done_ttl_s, c.stream, own_connection(client))
+        self.reclaimer = Reclaimer(client, c.stream, c.group, c.consumer, c.claim_idle_ms)
         self.inflight: dict[str, Attempt] = {}
         self.stopping = asyncio.Event()
         self.slot_freed = asyncio.Event()
-        self.running = 0  # agents executing now (inflight also holds those awaiting settle)
+        # Agent slots: this worker's own, or its process's, shared by its partitions' loops.
+        self.slots = slots or Slots(config.concurrency)
+        self.slots.watch(self.slot_freed)
         self.admitting: set[asyncio.Task[None]] = set()
         self.processed = 0
         self.paused_by: str | None = None  # who paused the group and when (see _paused)
@@ -88,9 +92,7 @@ class Worker:
             llm or LLMConfig(),
             self._agents,
         )
-        self.deferrals = Deferrals(
-            client, config.stream, config.group, config.consumer, config.claim_idle_ms
-        )
+        self.deferrals = Deferrals(client, c.stream, c.group, c.consumer, c.claim_idle_ms)
         p = Ports(config, client, self.gate, self.db, self.timeline)
         self.settler = Settler(p, store, on_deferred=self.deferrals.add, on_finished=self.finished)
         self.housekeeper = Housekeeper(
@@ -257,7 +259,7 @@ class Worker:
         """Agents may run ``concurrency`` at once; finished ones waiting to be settled take no
         slot, but their backlog is bounded so a slow database slows reading down."""
         backlog_cap = self.config.concurrency + 2 * self.config.batch_size
-        return min(self.config.concurrency - self.running, backlog_cap - len(self.inflight))
+        return min(self.slots.free(), backlog_cap - len(self.inflight))
 
     # -- one batch: decode -> gate + duplicate check -> start --------------------------------
 
@@ -343,23 +345,24 @@ class Worker:
     # -- running an agent --------------------------------------------------------------------
 
     def _start(self, attempt: Attempt) -> None:
+        # Claimed now, not once the task first runs: the next read must see the slot gone.
+        self.slots.claim()
         self.inflight[attempt.event_hash] = attempt
         attempt.task = asyncio.create_task(self._run(attempt), name=f"agent:{attempt.lease}")
         self.timeline.ran(attempt)
 
     async def _run(self, attempt: Attempt) -> None:
         ctx = context_for(self.services, self.config, attempt)
-        self.running += 1
         try:
-            value = await invoke(attempt, ctx, self._agents)
+            async with self.slots.turns:  # waits only when the process's loops over-read
+                value = await invoke(attempt, ctx, self._agents)
             outcome = succeeded(attempt, value)
         except Deferred as deferred:
             outcome = Settled(attempt, ok=False, error=str(deferred), wait_ms=deferred.wait_ms)
         except Exception as exc:
             outcome = Settled(attempt, ok=False, error=describe(exc))
         finally:
-            self.running -= 1
-            self.slot_freed.set()
+            self.slots.give_back()
         outcome.usage, outcome.spent = ctx.usage, ctx.spent
         outcome.duration_ms = (time.monotonic() - attempt.started_mono) * 1000
         self.settler.submit(outcome)

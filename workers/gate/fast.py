@@ -15,7 +15,6 @@ from redis.asyncio.client import Pipeline
 from workers.core.keys import Keys
 from workers.gate.scripts import lua
 from workers.gate.states import Outcome
-from workers.redis.connection import own_connection
 
 # Batch scripts: one call per batch, not per event. KEYS are gate records; all keys of a
 # call must live on one server (on a cluster, partitioned streams keep them in one slot).
@@ -45,7 +44,13 @@ class Gate:
     marked done inside the settle pipeline."""
 
     def __init__(
-        self, client: Redis, keys: Keys, lease_ms: int, done_ttl_s: int, stream: str = ""
+        self,
+        client: Redis,
+        keys: Keys,
+        lease_ms: int,
+        done_ttl_s: int,
+        stream: str = "",
+        intake: Redis | None = None,
     ) -> None:
         self.client = client
         self.keys = keys
@@ -60,7 +65,9 @@ class Gate:
         # loop (redis-py polls the connection it takes for stray data), so the database's
         # duplicate check, blocking the loop, ran before the gate's request was even sent.
         # Sent at once, the two round trips overlap.
-        self._intake = own_connection(client)
+        # (A cluster client keeps a connection per node already: the engine passes it as
+        # its own ``intake``.)
+        self._intake = intake if intake is not None else client.client()
 
     async def acquire_many(self, requests: list[tuple[str, str]]) -> list[Ticket]:
         """Try ``(event_hash, owner)`` pairs in one round trip and one script call."""

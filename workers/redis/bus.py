@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 from typing import Any
 
@@ -44,6 +45,8 @@ def xadd_routed(
     client: redis.Redis, entries: list[tuple[str, str]], durability: Durability | None = None
 ) -> list[str]:
     """XADD each ``(stream, JSON payload)``, as ``xadd_many`` does (one pipeline)."""
+    if durability is not None and isinstance(client, redis.RedisCluster):
+        return _durable_on_cluster(client, entries, durability)
     with client.pipeline(transaction=False) as pipe:
         for stream, payload in entries:
             pipe.xadd(stream, {EVENT_FIELD: payload})
@@ -53,6 +56,49 @@ def xadd_routed(
     if durability is not None:
         check_confirmed(int(replies.pop()), durability, f"{len(entries)} event(s)")
     return [str(i) for i in replies]
+
+
+def _durable_on_cluster(
+    client: redis.RedisCluster,
+    entries: list[tuple[str, str]],
+    durability: Durability,
+    retry: bool = True,
+) -> list[str]:
+    """WAIT counts the replicas of one master's connection, and a cluster pipeline cannot
+    route it (it names no key): so the entries of each master go down one pipeline on that
+    master's own connection, followed by its WAIT. A master that moved (a failover since the
+    slot map was read) answers MOVED: the map is read again and the writes sent once more
+    (a copy written before is a duplicate, which the gate runs once). A master that does not
+    answer has the map read again for the caller's retry."""
+    try:
+        return _per_master(client, entries, durability)
+    except redis.ResponseError as exc:
+        if not retry or not str(exc).startswith(("MOVED", "ASK")):
+            raise
+        client.nodes_manager.initialize()  # type: ignore[no-untyped-call]
+        return _durable_on_cluster(client, entries, durability, retry=False)
+    except (redis.ConnectionError, redis.TimeoutError):
+        with contextlib.suppress(redis.RedisError, OSError):
+            client.nodes_manager.initialize()  # type: ignore[no-untyped-call]
+        raise
+
+
+def _per_master(
+    client: redis.RedisCluster, entries: list[tuple[str, str]], durability: Durability
+) -> list[str]:
+    by_node: dict[str, list[int]] = {}
+    nodes = {}
+    for n, (stream, _) in enumerate(entries):
+        node = client.get_node_from_key(stream)  # type: ignore[no-untyped-call]
+        nodes[node.name] = node
+        by_node.setdefault(node.name, []).append(n)
+    ids: list[str] = [""] * len(entries)
+    for name, positions in by_node.items():
+        master = client.get_redis_connection(nodes[name])
+        written = xadd_routed(master, [entries[n] for n in positions], durability)
+        for n, entry_id in zip(positions, written, strict=True):
+            ids[n] = entry_id
+    return ids
 
 
 async def ensure_group(client: AsyncRedis, stream: str, group: str) -> bool:
