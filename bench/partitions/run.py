@@ -170,7 +170,7 @@ def main(argv: list[str] | None = None) -> int:
         in_process_stack("partitions", sqlite=not args.postgres, demo=False) as (stack, info),
         local_cluster() as cluster,
     ):
-        single = Target(stack.server.url, [cast(int, stack.server.pid())], cluster=False)
+        single = Target(stack.server.url, [cast(int, stack.server.pid)], cluster=False)
         runs = measure({False: single, True: cluster}, args)
         info = info.finish()
     results = report.PartitionResults(

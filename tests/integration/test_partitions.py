@@ -16,12 +16,13 @@ import redis.asyncio as aredis
 from tests.support.engine import AnyData, counters, pending
 from workers.core.config import EngineConfig
 from workers.core.events import Envelope, event_hash
-from workers.core.keys import Keys
-from workers.core.partitions import Partitions, logical_stream
+from workers.core.keys import Keys, logical_stream
+from workers.core.partitions import Partitions
 from workers.core.registry import Registry
 from workers.engine.serve import partition_workers, run_all
 from workers.engine.worker import Worker
 from workers.models import AgentRun, RunStatus
+from workers.monitor.sample import collect
 from workers.operations import actions
 from workers.producers.publish import build_envelope, publish_envelopes
 from workers.store.runs import DjangoRunStore
@@ -160,6 +161,11 @@ def test_pausing_the_logical_stream_pauses_every_partition(
     run_partitioned(redis_url, replace(config, partitions=P), recording_registry(seen))
     assert seen == []
     assert all(logical_stream(s) == STREAM for s in layout.streams)
+    # The console's sample shows every partition's group paused, by whom.
+    sample = collect(r, Keys(), tuple(layout.streams))
+    paused = {g.stream: g.paused_by for s in sample.streams for g in s.groups}
+    assert set(paused) == set(layout.streams)
+    assert all(by and by.startswith("alice at") for by in paused.values())
     assert sum(int(r.xinfo_groups(s)[0]["entries-read"] or 0) for s in layout.streams) == 0
     actions.resume(r, Keys(), STREAM, "agents")
     run_partitioned(redis_url, replace(config, partitions=P), recording_registry(seen))

@@ -11,12 +11,11 @@ from redis.crc import key_slot
 
 from workers.core.config import EngineConfig
 from workers.core.errors import ConfigurationError
-from workers.core.keys import Keys, slot_tag
+from workers.core.keys import Keys, logical_stream, slot_tag
 from workers.core.partitions import (
     CLUSTER_SLOTS,
     Partitions,
     cluster_slot,
-    logical_stream,
     partition_index,
     partition_name,
 )

@@ -25,6 +25,19 @@ def slot_tag(key: str) -> str:
     return key[start + 1 : end] if end > start + 1 else key
 
 
+def logical_stream(stream: str) -> str:
+    """The logical stream a partition stream belongs to (a stream without a tag is its own):
+    ``streamdesk:{events:3}`` -> ``streamdesk:events``."""
+    tag = slot_tag(stream)
+    if tag == stream:
+        return stream
+    name, sep, index = tag.rpartition(":")
+    if not sep or not index.partition(".")[0].isdigit():
+        return stream
+    start = stream.find("{")
+    return stream[:start] + name + stream[start + len(tag) + 2 :]
+
+
 class Keys:
     """Key names under one prefix (``streamdesk:`` by default)."""
 
@@ -82,8 +95,9 @@ class Keys:
         return f"{self.prefix}history:{resolution}"
 
     def paused(self, stream: str, group: str) -> str:
-        """Set while a group is paused: who paused it and when (no expiry)."""
-        return f"{self.prefix}paused:{stream}:{group}"
+        """Set while a group is paused: who paused it and when (no expiry). One key for a
+        logical stream's partitions: pausing any of them pauses them all."""
+        return f"{self.prefix}paused:{logical_stream(stream)}:{group}"
 
     def waits(self, stream: str, group: str) -> str:
         """When each entry held back on purpose (a retry's backoff, a rate budget's token, a

@@ -16,7 +16,6 @@ from binascii import crc_hqx
 from dataclasses import dataclass
 
 from workers.core.errors import ConfigurationError
-from workers.core.keys import slot_tag
 
 MAX_PARTITIONS = 1024
 CLUSTER_SLOTS = 16384
@@ -93,19 +92,3 @@ class Partitions:
         if self.single:
             return self.stream
         return partition_name(self.stream, partition_index(ordering_key, self.count), self.count)
-
-    def owns(self, stream: str) -> bool:
-        return stream in self.streams
-
-
-def logical_stream(stream: str) -> str:
-    """The logical stream a partition stream belongs to (a stream without a tag is its own):
-    ``streamdesk:{events:3}`` -> ``streamdesk:events``."""
-    tag = slot_tag(stream)
-    if tag == stream:
-        return stream
-    name, sep, index = tag.rpartition(":")
-    if not sep or not index.partition(".")[0].isdigit():
-        return stream
-    start = stream.find("{")
-    return stream[:start] + name + stream[start + len(tag) + 2 :]

@@ -12,7 +12,6 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from workers.core.partitions import logical_stream
 from workers.engine.ports import UsesPorts
 from workers.engine.timeline import START_LINGER_S
 from workers.redis import consumers, stats
@@ -116,8 +115,7 @@ class Housekeeper(UsesPorts):
 
     async def check_pause(self) -> None:
         """Follow the group's pause key; the read loop stops reading while it is set."""
-        # A partition follows its logical stream's pause: the operator pauses the stream.
-        key = self.keys.paused(logical_stream(self.config.stream), self.config.group)
+        key = self.keys.paused(self.config.stream, self.config.group)
         value = await self.client.get(key)
         by = None if value is None else str(value)
         was, self.paused_by = self.paused_by, by

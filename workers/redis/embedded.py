@@ -212,6 +212,11 @@ class PrivateServer:
         wait_until_ready(self.url, START_TIMEOUT_S, self._proc)
         return self
 
+    @property
+    def pid(self) -> int | None:
+        """The server's process id while it runs (benchmarks read its CPU time)."""
+        return self._proc.pid if self._proc is not None else None
+
     def stop(self) -> None:
         if self._proc is not None and self._proc.poll() is None:
             self._proc.terminate()
