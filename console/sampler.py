@@ -23,6 +23,7 @@ from django.template.loader import render_to_string
 from django.utils.safestring import SafeString, mark_safe
 
 from console import charts, overview, realtime
+from console.partitioned import partitioned
 from workers.core.keys import Keys
 from workers.models import BulkJob, OutboxEvent
 from workers.monitor.history import SECOND, HistoryStore, Resolution
@@ -112,7 +113,12 @@ def stream_cards(view: overview.Overview, outbox: dict[str, OutboxBacklog]) -> l
 
 def overview_context(view: overview.Overview) -> dict[str, Any]:
     outbox = outbox_backlog(view.at_ms)
-    return {"overview": view, "outbox": outbox, "cards": stream_cards(view, outbox)}
+    return {
+        "overview": view,
+        "outbox": outbox,
+        "cards": stream_cards(view, outbox),
+        "partitioned": partitioned(view.streams),
+    }
 
 
 def _stream_fragments(row: overview.StreamRow) -> dict[str, str]:

@@ -7,11 +7,13 @@ import asyncio
 import json
 from collections import defaultdict
 from dataclasses import replace
+from io import StringIO
 from typing import Any
 
 import pytest
 import redis
 import redis.asyncio as aredis
+from django.core.management import CommandError, call_command
 
 from tests.support.engine import AnyData, counters, pending
 from workers.core.config import EngineConfig
@@ -204,3 +206,22 @@ def test_one_worker_never_runs_more_agents_than_its_concurrency(
     publish_envelopes(r, Partitions(STREAM), envelopes(subjects=16, per_subject=2))
     now = run_counting_concurrency(redis_url, replace(config, concurrency=3), 16)
     assert now["most"] == 3
+
+
+def test_actions_on_entries_name_a_partition_and_say_so_otherwise(
+    r: redis.Redis, settings: Any
+) -> None:
+    settings.STREAMDESK = {**settings.STREAMDESK, "partitions": P}
+    layout = Partitions(STREAM, P)
+    home = layout.streams[2]
+    letter = build_envelope("test.part", {"n": 1}, subject="x", registry=_types())
+    r.xadd(home + ":dead", {"event": letter.to_json(), "reason": "max-deliveries"})
+    with pytest.raises(CommandError, match=r"split into 4 partitions.*name one with --stream"):
+        call_command("redrive", "--all", stdout=StringIO())
+    out = StringIO()
+    call_command("redrive", "--all", "--stream", home, stdout=out)
+    assert "1 done" in out.getvalue()
+    assert r.xlen(home) == 1 and r.xlen(home + ":dead") == 0
+    # Pausing acts on the whole stream: every partition.
+    call_command("pause", stdout=StringIO())
+    assert actions.paused(r, Keys(), layout.streams[0], "agents") is not None

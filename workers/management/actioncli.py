@@ -18,7 +18,7 @@ import redis
 from django.core.management.base import BaseCommand, CommandError
 
 from workers.core.errors import StreamdeskError
-from workers.from_settings import engine_config, redis_client
+from workers.from_settings import engine_config, partitions, redis_client
 from workers.models import BulkJob, Door, JobStatus
 from workers.operations import jobs
 from workers.operations.actions import DeadFilter
@@ -71,9 +71,21 @@ def add_filter(parser: ArgumentParser) -> None:
     parser.add_argument("--until", help="dead-lettered before: ISO time (UTC) or epoch ms")
 
 
-def where(options: dict[str, Any]) -> tuple[str, str]:
+def where(options: dict[str, Any], whole_stream: bool = False) -> tuple[str, str]:
+    """The stream and group the flags name (the engine's by default). A partitioned stream's
+    entries live in its partitions: an action on entries must name one, except one that
+    acts on the whole stream (``whole_stream``: pause, resume)."""
     config = engine_config()
-    return options.get("stream") or config.stream, options.get("group") or config.group
+    stream = options.get("stream") or config.stream
+    layout = None if "{" in stream else partitions(stream)  # braces: a partition already
+    if not whole_stream and layout is not None and not layout.single:
+        names = ", ".join(layout.streams)
+        raise CommandError(
+            f"{stream} is split into {layout.count} partitions (STREAMDESK_PARTITIONS): name "
+            f"one with --stream ({names}); actions across partitions are not built yet "
+            "(docs/scaling.md)"
+        )
+    return stream, options.get("group") or config.group
 
 
 def parse_time_ms(text: str | None, flag: str) -> int:

@@ -25,7 +25,7 @@ class Command(ActionCommand):
         add_output(parser)
 
     def handle(self, *args: Any, **options: Any) -> None:
-        stream, group = where(options)
+        stream, group = where(options, whole_stream=True)
         self.perform(
             options,
             lambda: operations.resume(

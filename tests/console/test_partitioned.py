@@ -1,0 +1,73 @@
+"""A partitioned stream on the overview: one totals card (its partitions added up, each
+listed with a link to its own page) above the partitions' own cards."""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import quote
+
+import pytest
+import redis
+from django.test import Client
+
+from tests.support.engine import AnyData
+from workers.core.keys import dead_stream
+from workers.core.partitions import Partitions
+from workers.core.registry import Registry
+from workers.producers.publish import build_envelope, publish_envelopes
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+LAYOUT = Partitions("streamdesk:events", 3)
+
+
+def types() -> Registry:
+    registry = Registry()
+    registry.register("test.part", AnyData, lambda event, ctx: None)
+    return registry
+
+
+def metric(body: str, name: str) -> str:
+    found = re.search(rf'data-metric="{name}">([^<]*)<', body)
+    assert found, f"no {name} on the page"
+    return found.group(1)
+
+
+def test_the_overview_adds_a_partitioned_streams_partitions_up(
+    r: redis.Redis, staff_client: Client
+) -> None:
+    envelopes = [
+        build_envelope("test.part", {"n": n}, subject=f"s{n}", registry=types()) for n in range(30)
+    ]
+    publish_envelopes(r, LAYOUT, envelopes)
+    for stream in LAYOUT.streams:
+        r.xgroup_create(stream, "agents", id="0")
+        r.sadd("streamdesk:stats:streams", stream)
+    # Two entries read and not acknowledged in one partition, a dead letter in another.
+    first, second = LAYOUT.streams[0], LAYOUT.streams[1]
+    r.xreadgroup("agents", "w.0", {first: ">"}, count=2)
+    r.xadd(dead_stream(second), {"event": "{}", "reason": "test"})
+    lengths = [r.xlen(s) for s in LAYOUT.streams]
+    assert sum(lengths) == 30 and all(lengths)
+
+    body = staff_client.get("/").content.decode()
+    assert 'streamdesk:events <span class="muted">· 3 partitions, totals</span>' in body
+    assert metric(body, "total-length") == "30"
+    assert metric(body, "total-pending") == "2"
+    assert metric(body, "total-dead") == "1"
+    for stream, length in zip(LAYOUT.streams, lengths, strict=True):
+        href = f'href="/streams/{quote(stream, safe=":")}/"'
+        assert href in body
+        row = body[body.index(href) :]
+        assert f'<td class="num">{length}</td>' in row[: row.index("</tr>")]
+    # Each partition's own card is there too, with its actions and charts.
+    assert body.count('class="card"') >= 4
+
+
+def test_an_unpartitioned_stream_has_no_totals_card(r: redis.Redis, staff_client: Client) -> None:
+    publish_envelopes(
+        r, Partitions("streamdesk:events"), [build_envelope("test.part", {}, registry=types())]
+    )
+    r.sadd("streamdesk:stats:streams", "streamdesk:events")
+    body = staff_client.get("/").content.decode()
+    assert "partitions, totals" not in body
