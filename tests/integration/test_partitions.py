@@ -208,19 +208,23 @@ def test_one_worker_never_runs_more_agents_than_its_concurrency(
     assert now["most"] == 3
 
 
-def test_actions_on_entries_name_a_partition_and_say_so_otherwise(
+def test_dead_letter_actions_on_a_partitioned_stream_act_on_each_partition(
     r: redis.Redis, settings: Any
 ) -> None:
     settings.STREAMDESK = {**settings.STREAMDESK, "partitions": P}
     layout = Partitions(STREAM, P)
     home = layout.streams[2]
     letter = build_envelope("test.part", {"n": 1}, subject="x", registry=_types())
-    r.xadd(home + ":dead", {"event": letter.to_json(), "reason": "max-deliveries"})
-    with pytest.raises(CommandError, match=r"split into 4 partitions.*name one with --stream"):
-        call_command("redrive", "--all", stdout=StringIO())
+    letter_id = r.xadd(home + ":dead", {"event": letter.to_json(), "reason": "max-deliveries"})
+    # An id names an entry of one partition: the partition must be named.
+    with pytest.raises(CommandError, match=r"split into 4 partitions.*name it with --stream"):
+        call_command("redrive", str(letter_id), stdout=StringIO())
+    # A filter runs in every partition, one outcome (and audit record) each.
     out = StringIO()
-    call_command("redrive", "--all", "--stream", home, stdout=out)
-    assert "1 done" in out.getvalue()
+    call_command("redrive", "--all", stdout=out)
+    lines = out.getvalue().splitlines()
+    assert [line.split(":")[0] for line in lines] == ["redrive on streamdesk"] * P
+    assert sum(f"redrive on {home}: ok, 1 done" in line for line in lines) == 1
     assert r.xlen(home) == 1 and r.xlen(home + ":dead") == 0
     # Pausing acts on the whole stream: every partition.
     call_command("pause", stdout=StringIO())

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import getpass
 import json
 import os
@@ -71,6 +72,16 @@ def add_filter(parser: ArgumentParser) -> None:
     parser.add_argument("--until", help="dead-lettered before: ISO time (UTC) or epoch ms")
 
 
+def where_each(options: dict[str, Any]) -> list[str]:
+    """The streams a dead-letter action given a filter acts on: the one named, or each
+    partition of a partitioned stream; with ids, one partition must be named (an id names
+    an entry of one partition)."""
+    stream = options.get("stream") or engine_config().stream
+    if options.get("ids") or "{" in stream:
+        return [where(options)[0]]
+    return partitions(stream).streams
+
+
 def where(options: dict[str, Any], whole_stream: bool = False) -> tuple[str, str]:
     """The stream and group the flags name (the engine's by default). A partitioned stream's
     entries live in its partitions: an action on entries must name one, except one that
@@ -81,9 +92,8 @@ def where(options: dict[str, Any], whole_stream: bool = False) -> tuple[str, str
     if not whole_stream and layout is not None and not layout.single:
         names = ", ".join(layout.streams)
         raise CommandError(
-            f"{stream} is split into {layout.count} partitions (STREAMDESK_PARTITIONS): name "
-            f"one with --stream ({names}); actions across partitions are not built yet "
-            "(docs/scaling.md)"
+            f"{stream} is split into {layout.count} partitions (STREAMDESK_PARTITIONS) and "
+            f"this acts on the entries of one: name it with --stream ({names})"
         )
     return stream, options.get("group") or config.group
 
@@ -156,13 +166,36 @@ class ActionCommand(BaseCommand):
     """Calls one operation, runs the bulk job it queued (unless ``--background``), prints."""
 
     def perform(self, options: dict[str, Any], call: Callable[[], ActionOutcome]) -> None:
+        self.emit(self._outcome(options, call), options["json"])
+
+    def perform_each(
+        self, options: dict[str, Any], streams: list[str], call: Callable[[str], ActionOutcome]
+    ) -> None:
+        """The action on each of ``streams`` (a partitioned stream's partitions), each its own
+        outcome and audit record, printed as it ends (``--json``: one object per line). Fails
+        if one failed; exits 1 if none did anything."""
+        if len(streams) == 1:
+            self.perform(options, lambda: call(streams[0]))
+            return
+        outcomes = []
+        for stream in streams:
+            outcome = self._outcome(options, functools.partial(call, stream))
+            self.stdout.write(json.dumps(outcome.as_dict()) if options["json"] else render(outcome))
+            outcomes.append(outcome)
+        failed = [o for o in outcomes if o.outcome in FAILED]
+        if failed:
+            raise CommandError(f"{failed[0].action} {failed[0].outcome} on {failed[0].stream}")
+        if all(nothing_done(o) for o in outcomes):
+            raise CommandError(f"{outcomes[0].action}: nothing done in any partition", returncode=1)
+
+    def _outcome(self, options: dict[str, Any], call: Callable[[], ActionOutcome]) -> ActionOutcome:
         try:
             outcome = call()
             if outcome.outcome == Result.QUEUED and not options.get("background"):
                 outcome = self.run_job(outcome.job_id or 0)
         except (StreamdeskError, redis.RedisError) as exc:
             raise CommandError(self.explain(exc)) from exc
-        self.emit(outcome, options["json"])
+        return outcome
 
     def explain(self, exc: Exception) -> str:
         """What to print for an action that raised (a command may add a hint)."""

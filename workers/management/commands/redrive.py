@@ -15,7 +15,7 @@ from workers.management.actioncli import (
     add_where,
     cli_actor,
     dead_filter,
-    where,
+    where_each,
 )
 
 
@@ -34,11 +34,11 @@ class Command(ActionCommand):
         add_output(parser, background=True)
 
     def handle(self, *args: Any, **options: Any) -> None:
-        stream, _ = where(options)
         actor, ids, f = cli_actor(), options["ids"] or None, dead_filter(options)
-        self.perform(
+        self.perform_each(
             options,
-            lambda: operations.redrive(
+            where_each(options),
+            lambda stream: operations.redrive(
                 actor, stream, ids, f, options["dry_run"], reason=options["reason"], **action_args()
             ),
         )
