@@ -108,7 +108,8 @@ class Worker:
 
     def request_stop(self) -> None:
         if not self.stopping.is_set():
-            log.info("stopping: no new reads, draining %d in-flight", len(self.inflight))
+            n, stream = len(self.inflight), self.config.stream
+            log.info("stopping: no new reads of %s, draining %d in-flight", stream, n)
         self.stopping.set()
         self.slot_freed.set()
 
