@@ -156,3 +156,37 @@ def test_poison_events_are_dead_lettered_in_their_partition_on_a_cluster(
     assert len(malformed) == 1 and malformed[0]["reason"]
     assert sum(len(v) for v in letters.values()) == 2
     assert sum(rc.xpending(s, "agents")["pending"] for s in LAYOUT.streams) == 0
+
+
+def test_rate_budgets_and_heartbeats_work_on_a_cluster(
+    rc: RedisCluster, on_cluster: Workers
+) -> None:
+    """A budget's bucket and its held set share the budget's own slot (``{github}``), on
+    whichever master holds it; every partition loop's heartbeat is there to read."""
+    issues = [
+        {"repository": "acme/web", "number": n, "title": f"crash {n}", "author": "octocat"}
+        for n in range(1, 5)
+    ]
+    envelopes = [
+        build_envelope(
+            "github.issue.opened",
+            data,
+            source="github",
+            subject=f"acme/web#{n}",
+            registry=default_registry,
+        )
+        for n, data in enumerate(issues)
+    ]
+    publish_envelopes(cast(Any, rc), LAYOUT, envelopes)
+    on_cluster.env["STREAMDESK_RATE_LIMITS"] = "github=100/s:100"
+    worker = on_cluster.start("w1")
+    wait_for(
+        lambda: AgentRun.objects.filter(status=RunStatus.SUCCEEDED).count() == 4,
+        what="the four issues triaged on the cluster",
+    )
+    beats = {str(name) for name in rc.zrange("streamdesk:workers", 0, -1)}
+    assert beats >= {"w1.0", "w1.1", "w1.2"}
+    worker.send_signal(signal.SIGTERM)
+    assert on_cluster.exit_code(worker, "w1", 30) == 0, on_cluster.log("w1")
+    # One token per labelling call, taken from the bucket on the cluster.
+    assert rc.hget("streamdesk:budget:{github}", "taken") == "4"

@@ -16,6 +16,7 @@ from typing import Any, cast
 import pytest
 import redis
 from redis.cluster import RedisCluster
+from redis.exceptions import RedisClusterException
 
 from tests.support.cluster import private_cluster
 from tests.support.processes import Workers
@@ -66,7 +67,7 @@ class Producer(threading.Thread):
             try:
                 publish_envelopes(client, LAYOUT, [envelope], durability)
                 self.acked.append(event_id)
-            except (StreamdeskError, redis.RedisError):
+            except (StreamdeskError, redis.RedisError, RedisClusterException):
                 self.refused += 1  # unconfirmed or unreachable: a real producer retries
                 time.sleep(0.05)
             n += 1

@@ -38,7 +38,7 @@ from workers.engine.timeline import Timeline
 from workers.gate import Gate
 from workers.redis import bus
 from workers.redis.bus import Delivery
-from workers.redis.connection import own_connection
+from workers.redis.connection import UNREACHABLE, own_connection
 from workers.runtime.context import Services
 from workers.runtime.llm.config import LLMConfig
 from workers.runtime.ratelimit import Budget, Limiter
@@ -47,7 +47,7 @@ from workers.store.protocols import DoneCheck, RunStore, WorkerSteps
 
 log = logging.getLogger("streamdesk.worker")
 
-REDIS_DOWN = (redis.ConnectionError, redis.TimeoutError, ConnectionError, OSError)
+REDIS_DOWN = UNREACHABLE
 MAX_BACKOFF_S = 5.0
 # While the group is paused, how often the read loop looks whether it was resumed.
 PAUSED_WAIT_S = 0.1

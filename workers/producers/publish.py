@@ -15,6 +15,7 @@ from workers.core.events import Envelope, event_hash, first_error, now_utc
 from workers.core.partitions import Partitions
 from workers.core.registry import Registry, default_registry
 from workers.redis import bus
+from workers.redis.connection import UNREACHABLE
 from workers.redis.replication import Durability
 
 APP_SOURCE = "app"
@@ -74,7 +75,7 @@ def publish_envelopes(
         entries = [(partition_of(layout, e, partition_key), e.to_json()) for e in sending.envelopes]
         try:
             entry_ids = bus.xadd_routed(client, entries, durability)
-        except (redis.ConnectionError, redis.TimeoutError) as exc:
+        except UNREACHABLE as exc:
             raise RedisUnavailable(f"could not publish to {layout.stream}: {exc}") from exc
         sending.sent(entry_ids)
         return entry_ids

@@ -8,6 +8,7 @@ from typing import Any
 
 import redis
 from redis.asyncio import Redis as AsyncRedis
+from redis.exceptions import RedisClusterException
 
 from workers.core.keys import EVENT_FIELD
 from workers.redis.replication import Durability, check_confirmed, queue_wait
@@ -77,8 +78,8 @@ def _durable_on_cluster(
             raise
         client.nodes_manager.initialize()  # type: ignore[no-untyped-call]
         return _durable_on_cluster(client, entries, durability, retry=False)
-    except (redis.ConnectionError, redis.TimeoutError):
-        with contextlib.suppress(redis.RedisError, OSError):
+    except (redis.ConnectionError, redis.TimeoutError, RedisClusterException):
+        with contextlib.suppress(redis.RedisError, RedisClusterException, OSError):
             client.nodes_manager.initialize()  # type: ignore[no-untyped-call]
         raise
 

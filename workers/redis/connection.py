@@ -9,6 +9,7 @@ from typing import Any, cast
 import redis
 import redis.asyncio as aredis
 from redis.connection import HiredisRespSerializer
+from redis.exceptions import RedisClusterException
 from redis.utils import HIREDIS_AVAILABLE
 
 from workers.core.errors import ClusterNotSupported, RedisTooOld, RedisUnavailable, StreamdeskError
@@ -16,6 +17,16 @@ from workers.core.redact import redact_url
 from workers.redis.embedded import EmbeddedValkey
 
 MIN_VERSION = (6, 2, 0)
+# What a server that cannot be reached raises. A cluster client that finds no node to read
+# the slot map from (in a failover, before a replica is promoted) raises the cluster's own
+# exception, which is not a RedisError.
+UNREACHABLE = (
+    redis.ConnectionError,
+    redis.TimeoutError,
+    RedisClusterException,
+    ConnectionError,
+    OSError,
+)
 
 
 def resolve_url(redis_url: str, data_dir: Path) -> str:
@@ -92,7 +103,11 @@ def connect(url: str, *, cluster_ok: bool = False, **kwargs: Any) -> redis.Redis
         return client
     client.close()
     # The cluster client finds every node from this one and follows MOVED and ASK.
-    cluster_client = redis.RedisCluster.from_url(url, decode_responses=True, **kwargs)  # type: ignore[no-untyped-call]
+    try:
+        cluster_client = redis.RedisCluster.from_url(url, decode_responses=True, **kwargs)  # type: ignore[no-untyped-call]
+    except RedisClusterException as exc:
+        why = f"cannot read the cluster's slots from {redact_url(url)}: {exc}"
+        raise RedisUnavailable(why) from exc
     return cast(redis.Redis, cluster_client)
 
 
@@ -185,7 +200,12 @@ async def aconnect(url: str, *, cluster_ok: bool = False, **kwargs: Any) -> ared
         return client
     await client.aclose()
     node = aredis.RedisCluster.from_url(url, decode_responses=True, **kwargs)
-    await node.initialize()
+    try:
+        await node.initialize()
+    except RedisClusterException as exc:
+        await node.aclose()
+        why = f"cannot read the cluster's slots from {redact_url(url)}: {exc}"
+        raise RedisUnavailable(why) from exc
     return cast(aredis.Redis, node)
 
 
