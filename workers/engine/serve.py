@@ -51,13 +51,9 @@ async def serve(
     # The standard OTEL_* variables switch traces on (docs/observability.md).
     tracing.configure()
     workers = partition_workers(config, client, registry, store, budgets, llm, is_cluster(client))
-
-    def stop() -> None:
-        stop_all(workers)
-
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, stop)
+        loop.add_signal_handler(sig, stop_all, workers)
     log.info(
         "worker %s reading %s as group %s on %s (concurrency %d, %d agent types)",
         config.consumer,

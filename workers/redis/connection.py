@@ -73,15 +73,14 @@ def is_cluster(client: object) -> bool:
     return isinstance(client, redis.RedisCluster | aredis.RedisCluster)
 
 
-def check_not_cluster(info: dict[str, Any], url: str) -> None:
-    """Refuse a cluster node up front where clusters are not supported yet (the console):
+def cluster_refused(url: str) -> ClusterNotSupported:
+    """Where clusters are not supported yet (the console), a cluster node is refused up front:
     failing later, on a CROSSSLOT or MOVED reply mid-page, would say nothing useful."""
-    if is_cluster_node(info):
-        raise ClusterNotSupported(
-            f"REDIS_URL ({redact_url(url)}) is a node of a cluster (cluster_enabled:1): runworker "
-            "and publishing run on a cluster, but the console and the operator commands cannot "
-            "run on a cluster yet; they need a single server. See docs/scaling.md."
-        )
+    return ClusterNotSupported(
+        f"REDIS_URL ({redact_url(url)}) is a node of a cluster (cluster_enabled:1): runworker "
+        "and publishing run on a cluster, but the console and the operator commands cannot "
+        "run on a cluster yet; they need a single server. See docs/scaling.md."
+    )
 
 
 def connect(url: str, *, cluster_ok: bool = False, **kwargs: Any) -> redis.Redis:
@@ -92,7 +91,7 @@ def connect(url: str, *, cluster_ok: bool = False, **kwargs: Any) -> redis.Redis
         check_version(cast(dict[str, Any], client.info("server")))
         cluster = is_cluster_node(cast(dict[str, Any], client.info("cluster")))
         if cluster and not cluster_ok:
-            check_not_cluster({"cluster_enabled": 1}, url)
+            raise cluster_refused(url)
     except (redis.ConnectionError, redis.TimeoutError, OSError) as exc:
         client.close()
         raise RedisUnavailable(f"cannot reach Redis at {redact_url(url)}: {exc}") from exc
@@ -189,7 +188,7 @@ async def aconnect(url: str, *, cluster_ok: bool = False, **kwargs: Any) -> ared
         check_version(await client.info("server"))
         cluster = is_cluster_node(await client.info("cluster"))
         if cluster and not cluster_ok:
-            check_not_cluster({"cluster_enabled": 1}, url)
+            raise cluster_refused(url)
     except (redis.ConnectionError, redis.TimeoutError, OSError) as exc:
         await client.aclose()
         raise RedisUnavailable(f"cannot reach Redis at {redact_url(url)}: {exc}") from exc
