@@ -4,12 +4,15 @@ one place that reads them as one stream."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 from console.health import Health, Level
 from console.overview import StreamRow
 from workers.core.keys import logical_stream
 
+N = TypeVar("N", int, float)
 SEVERITY: dict[Level, int] = {"ok": 0, "warn": 1, "bad": 2}
 
 
@@ -49,8 +52,7 @@ class PartitionedStream:
 
     @property
     def added_s(self) -> float | None:
-        rates = [p.row.rates.added_s for p in self.partitions]
-        return None if any(r is None for r in rates) else sum(r or 0.0 for r in rates)
+        return known_sum([p.row.rates.added_s for p in self.partitions])
 
     @property
     def pending(self) -> int:
@@ -58,13 +60,17 @@ class PartitionedStream:
 
     @property
     def lag(self) -> int | None:
-        lags = [p.lag for p in self.partitions]
-        return None if any(lag is None for lag in lags) else sum(lag or 0 for lag in lags)
+        return known_sum([p.lag for p in self.partitions])
+
+
+def known_sum(values: Sequence[N | None]) -> N | None:
+    """The sum, or None when one of the values is unknown: a total must not pass for known."""
+    known = [v for v in values if v is not None]
+    return sum(known) if len(known) == len(values) else None
 
 
 def partition_row(row: StreamRow) -> PartitionRow:
-    lags = [g.info.lag for g in row.groups]
-    lag = None if any(lag is None for lag in lags) else sum(lag or 0 for lag in lags)
+    lag = known_sum([g.info.lag for g in row.groups])
     return PartitionRow(row, sum(g.info.pending for g in row.groups), lag)
 
 
