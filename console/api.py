@@ -22,7 +22,7 @@ from console.params import NameConverter  # noqa: F401 (registers the <name:> co
 from console.roles import can_operate, can_view
 from console.runtime import keys
 from workers.core.errors import ActionRefused, StreamdeskError
-from workers.from_settings import engine_config, rate_budgets, redis_client
+from workers.from_settings import engine_config, rate_budgets, redis_client, stream_partitions
 from workers.models import ApiToken, BulkJob, Door
 from workers.monitor.sample import GroupInfo, StreamInfo, collect
 from workers.operations import jobs
@@ -30,6 +30,8 @@ from workers.operations.tokens import hash_token
 from workers.runtime.ratelimit import Level
 
 JsonView = Callable[..., JsonResponse]
+# Group actions that act on a logical stream as a whole: one pause flag for its partitions.
+WHOLE_STREAM = ("pause", "resume")
 SAFE_METHODS = ("GET", "HEAD", "OPTIONS", "TRACE")
 
 
@@ -121,14 +123,20 @@ def _body(request: HttpRequest) -> dict[str, Any] | None:
     return data if isinstance(data, dict) else None
 
 
-def _outcome(call: Callable[[], Any]) -> JsonResponse:
+def _result(call: Callable[[], Any]) -> tuple[int, dict[str, Any]]:
+    """An action's HTTP status and body: 409 refused, 400 bad, 202 queued as a job."""
     try:
         outcome = call()
     except ActionRefused as exc:
-        return error(409, str(exc))
+        return 409, {"error": str(exc)}
     except StreamdeskError as exc:
-        return error(400, str(exc))
-    return JsonResponse(outcome.as_dict(), status=202 if outcome.job_id else 200)
+        return 400, {"error": str(exc)}
+    return 202 if outcome.job_id else 200, outcome.as_dict()
+
+
+def _outcome(call: Callable[[], Any]) -> JsonResponse:
+    status, body = _result(call)
+    return JsonResponse(body, status=status)
 
 
 def _unknown_fields(data: dict[str, Any], form: type[Any]) -> JsonResponse | None:
@@ -150,6 +158,7 @@ def _act(
     table: dict[str, services.ConsoleAction],
     action: str,
     where: dict[str, str],
+    partitions: list[str] | None = None,
 ) -> JsonResponse:
     spec = table.get(action)
     data = _body(request)
@@ -164,17 +173,50 @@ def _act(
     if not form.is_valid():
         return _form_errors(form)
     who = services.actor(request.user, Door.API)
-    return _outcome(lambda: spec.call(who, where, form.cleaned_data))
+    if not partitions:
+        return _outcome(lambda: spec.call(who, where, form.cleaned_data))
+    if form.cleaned_data.get("ids"):
+        return error(
+            400,
+            f"{where['stream']} is split into partitions and ids name entries of one: "
+            "post to that partition's URL",
+            partitions=partitions,
+        )
+    data = form.cleaned_data
+    return _each_outcome(
+        where["stream"], lambda p: spec.call(who, {**where, "stream": p}, data), partitions
+    )
+
+
+def _each_outcome(stream: str, call: Callable[[str], Any], partitions: list[str]) -> JsonResponse:
+    """A filter's action on each partition of ``stream``: each its own outcome and audit
+    record, as the command line does; the first refusal or error ends it."""
+    outcomes: list[dict[str, Any]] = []
+    for partition in partitions:
+        status, body = _result(functools.partial(call, partition))
+        if status >= 400:
+            return error(status, f"{partition}: {body['error']}", done=outcomes)
+        outcomes.append(body)
+    queued = any(o.get("job_id") for o in outcomes)
+    return JsonResponse({"stream": stream, "partitions": outcomes}, status=202 if queued else 200)
+
+
+def _split(stream: str) -> list[str] | None:
+    """A partitioned stream's partitions, None for any other stream."""
+    streams = stream_partitions(stream)
+    return streams if streams != [stream] else None
 
 
 @api_view(operate=True)
 def group_action(request: HttpRequest, stream: str, group: str, action: str) -> JsonResponse:
-    return _act(request, services.GROUP_ACTIONS, action, {"stream": stream, "group": group})
+    partitions = None if action in WHOLE_STREAM else _split(stream)
+    where = {"stream": stream, "group": group}
+    return _act(request, services.GROUP_ACTIONS, action, where, partitions)
 
 
 @api_view(operate=True)
 def dead_action(request: HttpRequest, stream: str, action: str) -> JsonResponse:
-    return _act(request, services.DEAD_ACTIONS, action, {"stream": stream})
+    return _act(request, services.DEAD_ACTIONS, action, {"stream": stream}, _split(stream))
 
 
 @api_view(operate=False)

@@ -37,7 +37,7 @@ def _run_jobs(owner: str) -> None:
     """Connects in the thread, retrying: Redis down at start-up must neither fail the
     request that starts the runner (a 500) nor leave the console without one."""
     from console.runtime import keys
-    from workers.core.errors import ClusterNotSupported, RedisUnavailable
+    from workers.core.errors import RedisUnavailable
     from workers.from_settings import redis_client
     from workers.operations.jobs import JobRunner
 
@@ -45,9 +45,6 @@ def _run_jobs(owner: str) -> None:
     while not _stop.is_set():
         try:
             client = redis_client()
-        except ClusterNotSupported as exc:  # a setting: retrying cannot cure it
-            log.error("the job runner cannot start: %s", exc)
-            return
         except RedisUnavailable:
             _stop.wait(delay_s)
             delay_s = min(delay_s * 2, 5.0)

@@ -15,12 +15,18 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_safe
 
 from workers.core.errors import ConfigurationError
-from workers.from_settings import engine_config, rate_budgets, redis_client
+from workers.from_settings import configured_streams, engine_config, rate_budgets, redis_client
 from workers.monitor.prometheus import CONTENT_TYPE, exposition
 from workers.monitor.sample import Sample, collect
 from workers.monitor.scrape_access import ScrapeAccess
 
 log = logging.getLogger("streamdesk.metrics")
+
+
+def read_sample() -> Sample:
+    """One sample with the configured stream's partitions, even before they exist."""
+    config = engine_config()
+    return collect(redis_client(), config.keys, configured_streams(), budgets=rate_budgets())
 
 
 def scrape_access() -> ScrapeAccess:
@@ -30,12 +36,6 @@ def scrape_access() -> ScrapeAccess:
         settings.STREAMDESK_METRICS_ALLOW,
         open_loopback=settings.DEBUG,
     )
-
-
-def read_sample() -> Sample:
-    """The console's own O(1) sample: the configured stream, even before it exists."""
-    config = engine_config()
-    return collect(redis_client(), config.keys, (config.stream,), budgets=rate_budgets())
 
 
 def _text(status: int, message: str) -> HttpResponse:

@@ -9,15 +9,11 @@ import redis
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 
-from workers.core.errors import ClusterNotSupported, RedisUnavailable
+from workers.core.errors import RedisUnavailable
 
 log = logging.getLogger(__name__)
 RETRY_AFTER_S = 5
 MESSAGE = "Redis cannot be reached; nothing was changed. Try again in a few seconds."
-CLUSTER_MESSAGE = (
-    "REDIS_URL names a node of a Redis or Valkey cluster: workers and producers run on one, "
-    "the console cannot yet; nothing was changed. See docs/scaling.md."
-)
 
 
 class RedisDownMiddleware:
@@ -32,8 +28,6 @@ class RedisDownMiddleware:
         return self.get_response(request)
 
     def process_exception(self, request: HttpRequest, exc: Exception) -> HttpResponse | None:
-        if isinstance(exc, ClusterNotSupported):
-            return self._cluster(request, exc)
         if not isinstance(exc, RedisUnavailable | redis.ConnectionError | redis.TimeoutError):
             return None
         # The cause (host and port), not RedisUnavailable's text, which quotes the whole URL.
@@ -47,11 +41,3 @@ class RedisDownMiddleware:
             response = render(request, "console/unavailable.html", status=503)
         response["Retry-After"] = str(RETRY_AFTER_S)
         return response
-
-    @staticmethod
-    def _cluster(request: HttpRequest, exc: ClusterNotSupported) -> HttpResponse:
-        """A setting, not an outage: no Retry-After, and the page says what to change."""
-        log.error("%s %s: %s", request.method, request.path, exc)
-        if request.path.startswith("/api/"):
-            return JsonResponse({"error": CLUSTER_MESSAGE}, status=503)
-        return render(request, "console/unavailable.html", {"cluster": True}, status=503)

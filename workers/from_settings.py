@@ -45,6 +45,14 @@ def partitions(stream: str, client: object = None) -> Partitions:
     return Partitions(stream, int(settings.STREAMDESK.get("partitions", 1)), is_cluster(client))
 
 
+def stream_partitions(stream: str) -> list[str]:
+    """The streams an action on ``stream`` acts on: a logical stream's partitions (on a
+    cluster, a single partition is tagged too), else ``stream`` itself."""
+    if "{" in stream:  # a partition already
+        return [stream]
+    return partitions(stream, redis_client()).streams
+
+
 def rate_budgets() -> dict[str, Budget]:
     """``STREAMDESK_RATE_LIMITS``: a ``"github=50/s:100,..."`` string or a dict of
     ``{"rate": per second, "burst": n}``."""
@@ -58,20 +66,23 @@ def llm_config() -> LLMConfig:
 
 
 @functools.cache
-def _client(url: str, cluster_ok: bool = False) -> redis.Redis:
-    return connect(url, cluster_ok=cluster_ok, encoding_errors="replace")
+def _client(url: str) -> redis.Redis:
+    return connect(url, encoding_errors="replace")
 
 
 def redis_client() -> redis.Redis:
-    """A shared, version-checked sync client for this process; refuses a cluster (the
-    console cannot run on one yet: ClusterNotSupported)."""
+    """A shared, version-checked sync client for this process: a cluster client when
+    ``REDIS_URL`` names a cluster node."""
     return _client(redis_url())
 
 
-def producer_client() -> redis.Redis:
-    """``redis_client``, or a cluster client when ``REDIS_URL`` names a cluster node: what
-    publishes events (``publish``, the relay) runs on a cluster."""
-    return _client(redis_url(), True)
+producer_client = redis_client
+
+
+def configured_streams() -> tuple[str, ...]:
+    """The configured stream's partition streams: a sample reads them even before anything
+    is published to them (``workers.monitor.sample.collect``'s ``extra_streams``)."""
+    return tuple(partitions(engine_config().stream, redis_client()).streams)
 
 
 def action_args() -> dict[str, Any]:

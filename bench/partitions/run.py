@@ -99,7 +99,7 @@ async def _run(url: str, config: EngineConfig, cluster: bool, timeout_s: float) 
     from workers.engine.serve import partition_workers, run_all
     from workers.store.runs import DjangoRunStore
 
-    client = await aconnect(url, cluster_ok=True, encoding_errors="replace")
+    client = await aconnect(url, encoding_errors="replace")
     try:
         workers = partition_workers(config, client, registry(), DjangoRunStore(), cluster=cluster)
         began = time.perf_counter()
@@ -118,7 +118,7 @@ class Drained:
 def drain(target: Target, config: EngineConfig, setup: Setup, events: int) -> Drained:
     from workers.models import AgentRun, RunStatus
 
-    client = connect(target.url, cluster_ok=True)
+    client = connect(target.url)
     try:
         if target.cluster:  # every master flushed, then the tables
             client.flushall(target_nodes="primaries")  # type: ignore[call-arg]

@@ -11,16 +11,17 @@ from django.shortcuts import render
 from console import browse, health, realtime
 from console.entry_states import Group
 from console.forms import BrowseForm, PendingForm
-from console.overview import GroupRow, StreamRow
+from console.overview import GroupRow, Overview, StreamRow
+from console.partitioned import partitioned
 from console.runtime import keys
 from console.views.access import HtmxHttpRequest, viewer_required
 from console.views.dashboard import current_overview, page_series
-from workers.core.keys import dead_stream
+from workers.core.keys import dead_stream, logical_stream
 from workers.from_settings import engine_config, redis_client
 
 
-def _stream_row(stream: str) -> tuple[StreamRow, int]:
-    view = current_overview()
+def _stream_row(stream: str, view: Overview | None = None) -> tuple[StreamRow, int]:
+    view = view or current_overview()
     row = view.stream(stream)
     if row is None or not (row.info.exists or row.info.error):
         raise Http404(f"No stream named {stream!r}. Streams appear once something publishes.")
@@ -42,12 +43,31 @@ def unreadable(request: HttpRequest, key: str, exc: redis.ResponseError) -> Http
     return render(request, "console/unreadable.html", context, status=409)
 
 
+def _partitioned_page(
+    request: HtmxHttpRequest, stream: str, view: Overview | None = None
+) -> HttpResponse | None:
+    """A logical stream's page: its totals and one row per partition (each partition has
+    its own pages), or None when ``stream`` is not partitioned."""
+    if logical_stream(stream) != stream:
+        return None  # a partition, or a stream with a tag of its own
+    view = view or current_overview()
+    found = next((p for p in partitioned(view.streams) if p.name == stream), None)
+    if found is None:
+        return None
+    context = {"stream": found, "at_ms": view.at_ms, "counter": 1, "own_page": True}
+    template = "console/_partitioned.html" if request.htmx else "console/partitioned.html"
+    return render(request, template, context)
+
+
 @viewer_required
 def stream_page(request: HtmxHttpRequest, stream: str) -> HttpResponse:
     form = BrowseForm(request.GET)
     if not form.is_valid():
         return _bad_request(request, form)
-    row, at_ms = _stream_row(stream)
+    view = current_overview()
+    if view.stream(stream) is None and (totals := _partitioned_page(request, stream, view)):
+        return totals
+    row, at_ms = _stream_row(stream, view)
     try:
         # A key that is not a stream has no entries to list; its card says why.
         page = (
@@ -135,6 +155,10 @@ def dead_letters_page(request: HtmxHttpRequest, stream: str) -> HttpResponse:
         page = browse.dead_page(redis_client(), stream, before=form.cursor())
     except redis.ResponseError as exc:
         return unreadable(request, dead_stream(stream), exc)
+    # A partitioned stream's dead letters are its partitions': say where, not "none".
+    first_and_empty = not page.rows and form.cursor() is None
+    if first_and_empty and (totals := _partitioned_page(request, stream)):
+        return totals
     context = {"stream": stream, "page": page, "form": form, "live": []}
     template = "console/_dead_letters.html" if request.htmx else "console/dead_letters.html"
     return render(request, template, context)

@@ -51,7 +51,8 @@ def test_the_overview_adds_a_partitioned_streams_partitions_up(
     assert sum(lengths) == 30 and all(lengths)
 
     body = staff_client.get("/").content.decode()
-    assert 'streamdesk:events <span class="muted">· 3 partitions, totals</span>' in body
+    title = '<a href="/streams/streamdesk:events/">streamdesk:events</a>'
+    assert f'{title} <span class="muted">· 3 partitions, totals</span>' in body
     assert metric(body, "total-length") == "30"
     assert metric(body, "total-pending") == "2"
     assert metric(body, "total-dead") == "1"

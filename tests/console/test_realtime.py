@@ -71,7 +71,7 @@ async def test_two_sockets_share_one_sampler(r: redis.Redis, staff_client: Clien
         assert all(later - earlier >= 500 for earlier, later in itertools.pairwise(a))
         # The broadcaster records nothing: history is the recorder's (workers/monitor/recorder.py).
         assert str(r.get("streamdesk:console:broadcaster")).startswith("console:")
-        assert not r.exists("streamdesk:history:1s", "streamdesk:history:recorder")
+        assert not r.exists("streamdesk:{history}:1s", "streamdesk:{history}:recorder")
     finally:
         await first.disconnect()
         await second.disconnect()

@@ -9,7 +9,6 @@ import pytest
 from django.contrib.auth.models import User
 from django.test import Client, override_settings
 
-from tests.support.cluster import private_cluster
 from workers.redis.embedded import free_port
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -40,13 +39,3 @@ def test_login_redis_down_is_503(redis_down: None, staff: User) -> None:
 
 def test_audit_page_redis_down_still_works(redis_down: None, staff_client: Client) -> None:
     assert staff_client.get("/audit/").status_code == 200
-
-
-def test_a_cluster_in_redis_url_is_a_503_that_says_why(staff_client: Client) -> None:
-    """Not an outage (no Retry-After): a setting the console cannot work with yet."""
-    with private_cluster() as cluster, override_settings(REDIS_URL=cluster.url):
-        page = staff_client.get("/")
-        api = staff_client.get("/api/streams/")
-    assert page.status_code == 503 and "Retry-After" not in page
-    assert b"Workers and producers run on a cluster; the console cannot yet." in page.content
-    assert api.status_code == 503 and "cluster" in api.json()["error"]

@@ -14,6 +14,7 @@ import redis
 from pydantic import BaseModel, ConfigDict
 
 from workers.core.registry import agent
+from workers.redis.connection import connect
 
 # Set while the downstream service is down: every run of browser.flaky fails.
 OUTAGE_KEY = "browser:outage"
@@ -29,7 +30,7 @@ class DownstreamOutage(RuntimeError):
 
 @functools.cache
 def client() -> redis.Redis:
-    return redis.Redis.from_url(os.environ["REDIS_URL"], decode_responses=True)
+    return connect(os.environ["REDIS_URL"])  # a cluster client on a cluster
 
 
 @agent("browser.flaky", schema=FlakyData)

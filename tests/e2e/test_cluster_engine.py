@@ -39,7 +39,7 @@ def cluster() -> Iterator[LocalCluster]:
 @pytest.fixture
 def rc(cluster: LocalCluster) -> Iterator[RedisCluster]:
     """The producers' client on an empty cluster (every master flushed)."""
-    client = cast(RedisCluster, connect(cluster.url, cluster_ok=True))
+    client = cast(RedisCluster, connect(cluster.url))
     client.flushall(target_nodes=RedisCluster.PRIMARIES)
     yield client
     client.close()

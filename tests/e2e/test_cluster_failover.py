@@ -54,7 +54,7 @@ class Producer(threading.Thread):
         self.stop = threading.Event()
 
     def run(self) -> None:
-        client = cast(Any, connect(self.url, cluster_ok=True))
+        client = cast(Any, connect(self.url))
         durability = Durability() if self.durable else None
         n = 0
         while not self.stop.is_set():
@@ -91,7 +91,7 @@ def stop_producers(*producers: Producer) -> None:
 def test_a_killed_master_loses_no_durable_event(
     cluster: LocalCluster, worker_env: dict[str, str], tmp_path: Path
 ) -> None:
-    rc = cast(RedisCluster, connect(cluster.url, cluster_ok=True))
+    rc = cast(RedisCluster, connect(cluster.url))
     env = {**worker_env, "REDIS_URL": cluster.url, "STREAMDESK_PARTITIONS": "3"}
     workers = Workers(env, tmp_path)
     durable = Producer(cluster.url, "durable", durable=True)
@@ -113,7 +113,7 @@ def test_a_killed_master_loses_no_durable_event(
 
         def promoted() -> bool:
             try:
-                probe = cast(RedisCluster, connect(alive.url, cluster_ok=True))
+                probe = cast(RedisCluster, connect(alive.url))
                 node = probe.get_node_from_key(LAYOUT.streams[0])
                 probe.close()
                 return node.port != victim_port

@@ -163,3 +163,15 @@ def test_the_recorder_deletes_the_retired_console_history(r: redis.Redis) -> Non
     r.zadd(retired[0], {"old point": 1})
     assert standby.tick() is None  # standing by: it deletes nothing
     assert r.exists(retired[0]) == 1
+
+
+def test_history_kept_before_its_keys_had_a_hash_tag_is_renamed_not_lost(r: redis.Redis) -> None:
+    old = [KEYS.untagged_history(res.name) for res in RESOLUTIONS]
+    for key in old:
+        r.zadd(key, {json.dumps({"t": T0}): T0})
+    r.zadd(KEYS.history("1m"), {json.dumps({"t": T0 + 1}): T0 + 1})  # begun by a newer one
+    Recorder(r, KEYS, "first").tick()
+    assert r.exists(*old) == 0
+    store = HistoryStore(r, KEYS)
+    assert store.read(SECOND)[0]["t"] == T0  # then the recorder's own point
+    assert store.read(MINUTE)[0]["t"] == T0 + 1  # the untagged one was dropped

@@ -19,7 +19,8 @@ from redis.cluster import RedisCluster
 
 from tests.support.cluster import kill_nodes, node_pids, private_cluster
 from tests.support.processes import manage
-from workers.core.errors import ClusterNotSupported, RedisUnavailable
+from workers.core.errors import RedisUnavailable
+from workers.core.partitions import Partitions
 from workers.management.commands.valkey import Command
 from workers.redis.cluster import LocalCluster, StartResult
 from workers.redis.cluster_node import free_base_port, pid_alive, topology
@@ -190,19 +191,13 @@ def test_help_documents_the_cluster_flags() -> None:
     assert "--cluster [N]" in text and "--replicas N" in text and "not for production" in text
 
 
-def test_a_cluster_node_gives_a_cluster_client_only_where_clusters_run(
-    cluster: LocalCluster,
-) -> None:
-    with pytest.raises(ClusterNotSupported, match=r"cluster_enabled:1.*single server"):
-        connect(cluster.url)
-    with pytest.raises(ClusterNotSupported, match="cannot run on a cluster yet"):
-        asyncio.run(aconnect(cluster.url))
-    client = connect(cluster.url, cluster_ok=True)
+def test_a_cluster_node_gives_a_cluster_client(cluster: LocalCluster) -> None:
+    client = connect(cluster.url)
     assert is_cluster(client) and len(client.get_primaries()) == 3  # type: ignore[attr-defined]
     client.close()
 
     async def engine() -> int:
-        aclient = await aconnect(cluster.url, cluster_ok=True)
+        aclient = await aconnect(cluster.url)
         assert is_cluster(aclient)
         primaries = len(aclient.get_primaries())  # type: ignore[attr-defined]
         await aclient.aclose()
@@ -211,8 +206,9 @@ def test_a_cluster_node_gives_a_cluster_client_only_where_clusters_run(
     assert asyncio.run(engine()) == 3
 
 
-def test_a_command_on_a_cluster_exits_with_the_reason(cluster: LocalCluster) -> None:
-    result = manage({**os.environ, "REDIS_URL": cluster.url, "DEBUG": "1"}, "streams")
-    assert result.returncode != 0
-    assert "cannot run on a cluster yet" in result.stderr
-    assert "Traceback" not in result.stderr
+def test_a_command_on_a_cluster_reads_the_configured_partitions(cluster: LocalCluster) -> None:
+    env = {**os.environ, "REDIS_URL": cluster.url, "DEBUG": "1", "STREAMDESK_PARTITIONS": "3"}
+    result = manage(env, "streams")
+    assert result.returncode == 0, result.stderr
+    names = [line.split()[0] for line in result.stdout.splitlines() if "length" in line]
+    assert names == Partitions("streamdesk:events", 3, tagged=True).streams

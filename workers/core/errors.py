@@ -25,10 +25,6 @@ class RedisTooOld(StreamdeskError):
     """The server lacks a command the engine needs (XAUTOCLAIM: Redis >= 6.2)."""
 
 
-class ClusterNotSupported(ConfigurationError):
-    """``REDIS_URL`` names a node of a Redis or Valkey cluster, which the engine cannot use yet."""
-
-
 class EventError(StreamdeskError):
     """An event cannot be published or processed; ``reason`` is a stable slug."""
 

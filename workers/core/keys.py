@@ -91,7 +91,12 @@ class Keys:
 
     def history(self, resolution: str) -> str:
         """Recorded samples at one resolution (``1s``, ``10s``, ``1m``): a sorted set of JSON
-        points scored by their time (ms), trimmed by age (workers/monitor/history.py)."""
+        points scored by their time (ms), trimmed by age (workers/monitor/history.py). In one
+        cluster slot with the recorder lease: one script checks the lease and appends."""
+        return f"{self.prefix}{{history}}:{resolution}"
+
+    def untagged_history(self, resolution: str) -> str:
+        """Where ``history`` was kept before it had a hash tag; the recorder renames it."""
         return f"{self.prefix}history:{resolution}"
 
     def paused(self, stream: str, group: str) -> str:
@@ -113,7 +118,7 @@ class Keys:
     @property
     def history_recorder(self) -> str:
         """Which process records the history (runworker or console; a key with a short expiry)."""
-        return f"{self.prefix}history:recorder"
+        return f"{self.prefix}{{history}}:recorder"
 
     @property
     def console_broadcaster(self) -> str:
@@ -142,5 +147,6 @@ class Keys:
 
     def sign_in_failures(self, scope: str, who: str) -> str:
         """Failed sign-ins in the current throttle window (a counter with an expiry):
-        ``scope`` is ``user``, ``address`` or ``token``, ``who`` a digest of the name."""
-        return f"{self.prefix}throttle:{scope}:{who}"
+        ``scope`` is ``user``, ``address`` or ``token``, ``who`` a digest of the name. In one
+        cluster slot: one transaction counts a failure against a user and an address."""
+        return f"{self.prefix}{{throttle}}:{scope}:{who}"

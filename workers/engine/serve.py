@@ -35,7 +35,6 @@ async def serve(
     # Read timeouts must outlast XREADGROUP BLOCK.
     client = await aconnect(
         url,
-        cluster_ok=True,
         encoding_errors="replace",
         socket_timeout=config.block_ms / 1000 + 10,
         health_check_interval=30,

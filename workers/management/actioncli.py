@@ -19,7 +19,7 @@ import redis
 from django.core.management.base import BaseCommand, CommandError
 
 from workers.core.errors import StreamdeskError
-from workers.from_settings import engine_config, partitions, redis_client
+from workers.from_settings import engine_config, redis_client, stream_partitions
 from workers.models import BulkJob, Door, JobStatus
 from workers.operations import jobs
 from workers.operations.actions import DeadFilter
@@ -77,9 +77,9 @@ def where_each(options: dict[str, Any]) -> list[str]:
     partition of a partitioned stream; with ids, one partition must be named (an id names
     an entry of one partition)."""
     stream = options.get("stream") or engine_config().stream
-    if options.get("ids") or "{" in stream:
+    if options.get("ids"):
         return [where(options)[0]]
-    return partitions(stream).streams
+    return stream_partitions(stream)
 
 
 def where(options: dict[str, Any], whole_stream: bool = False) -> tuple[str, str]:
@@ -88,12 +88,11 @@ def where(options: dict[str, Any], whole_stream: bool = False) -> tuple[str, str
     acts on the whole stream (``whole_stream``: pause, resume)."""
     config = engine_config()
     stream = options.get("stream") or config.stream
-    layout = None if "{" in stream else partitions(stream)  # braces: a partition already
-    if not whole_stream and layout is not None and not layout.single:
-        names = ", ".join(layout.streams)
+    streams = stream_partitions(stream)
+    if not whole_stream and streams != [stream]:
         raise CommandError(
-            f"{stream} is split into {layout.count} partitions (STREAMDESK_PARTITIONS) and "
-            f"this acts on the entries of one: name it with --stream ({names})"
+            f"{stream} is split into {len(streams)} partitions (STREAMDESK_PARTITIONS) and "
+            f"this acts on the entries of one: name it with --stream ({', '.join(streams)})"
         )
     return stream, options.get("group") or config.group
 

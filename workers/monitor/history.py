@@ -119,12 +119,14 @@ class HistoryReader:
                     kept = self._points[r.name]
                     key = self.store.keys.history(r.name)
                     pipe.zrangebyscore(key, f"({kept[-1]['t']}" if kept else "-inf", "+inf")
-                    pipe.zrange(key, 0, 0, withscores=True)
+                    pipe.zrange(key, 0, 0)
                     pipe.zcard(key)
                 replies = pipe.execute()
             for i, r in enumerate(RESOLUTIONS):
                 new, oldest, count = replies[3 * i : 3 * i + 3]
-                low = oldest[0][1] if oldest else float("inf")
+                # A point's score is its "t" (read so: a cluster's transaction returns
+                # WITHSCORES replies unparsed).
+                low = first[0]["t"] if (first := _load(oldest)) else float("inf")
                 points = [p for p in self._points[r.name] if p["t"] >= low] + _load(new)
                 if len(points) != count:
                     points = self.store.read(r)

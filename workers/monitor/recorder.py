@@ -23,10 +23,9 @@ from dataclasses import dataclass
 
 import redis
 
-from workers.core.errors import ClusterNotSupported
 from workers.core.keys import Keys
 from workers.core.lua import lua_script
-from workers.monitor.history import HistoryStore, to_point
+from workers.monitor.history import RESOLUTIONS, HistoryStore, to_point
 from workers.monitor.sample import collect
 
 log = logging.getLogger("streamdesk.recorder")
@@ -87,8 +86,19 @@ class Recorder:
             return None
         if not self._retired_deleted:  # once per process, by the deployment's recorder
             self.client.delete(*(self.keys.retired_history(r) for r in RETIRED_RESOLUTIONS))
+            self._keep_untagged_history()
             self._retired_deleted = True
         return self.store.record(to_point(collect(self.client, self.keys)), self.lease.holder)
+
+    def _keep_untagged_history(self) -> None:
+        """History recorded before its keys had a hash tag is renamed, not lost. Only a
+        single server can hold it (the untagged keys sit in other slots of a cluster, where
+        the recorder never ran)."""
+        for resolution in RESOLUTIONS:
+            old = self.keys.untagged_history(resolution.name)
+            if self.client.exists(old):
+                self.client.renamenx(old, self.keys.history(resolution.name))
+                self.client.delete(old)  # left when a newer recorder had begun the new key
 
     def run(self, stop: threading.Event) -> None:
         """Tick about once a second until ``stop`` is set, then release the lease."""
@@ -119,13 +129,7 @@ def _candidate(
 
     def tick() -> None:
         if not recorder:  # connect inside the loop: Redis may be down when the process starts
-            try:
-                client = connect()
-            except ClusterNotSupported:  # a setting, not an outage: say so once and end
-                log.info("history recorder %s: not on a cluster yet (docs/scaling.md)", holder)
-                stop.set()
-                return
-            recorder.append(Recorder(client, keys, holder))
+            recorder.append(Recorder(connect(), keys, holder))
         recorder[0].tick()
 
     _tick_until(stop, holder, tick)

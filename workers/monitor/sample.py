@@ -18,6 +18,7 @@ from workers.core.keys import Keys, dead_stream, is_dead_stream
 from workers.core.lua import lua_script
 from workers.redis import stats
 from workers.redis.consumers import pruned_field
+from workers.redis.pipelines import queue_script, queues_time, server_ms
 from workers.runtime.ratelimit import Budget, Level, levels, queue_levels
 
 # A worker whose heartbeat is older than this is left out of the index query; its hash
@@ -165,14 +166,15 @@ def _index(
     client: redis.Redis, keys: Keys, extra: tuple[str, ...], budgets: Mapping[str, Budget]
 ) -> _Index:
     with client.pipeline(transaction=False) as pipe:
-        pipe.time()
+        timed = queues_time(pipe)
         pipe.smembers(keys.streams_index)
         pipe.zrevrange(keys.workers_index, 0, MAX_WORKERS - 1, withscores=True)
         pipe.hgetall(keys.usage)
         pipe.hgetall(keys.run_durations)
         queue_levels(pipe, keys.prefix, budgets)
-        seconds_micros, members, recent, usage, durations, *budget_replies = pipe.execute()
-    now_ms = int(seconds_micros[0]) * 1000 + int(seconds_micros[1]) // 1000
+        replies = pipe.execute()
+    now_ms = server_ms(client, replies.pop(0) if timed else None)
+    members, recent, usage, durations, *budget_replies = replies
     names = sorted({str(m) for m in members} | set(extra))
     names = [n for n in names if not is_dead_stream(n)][:MAX_STREAMS]
     workers = {
@@ -254,11 +256,8 @@ def _groups(
     with client.pipeline(transaction=False) as pipe:
         for stream, group in found:
             pipe.xinfo_consumers(stream, group["name"])
-            oldest_pending(
-                keys=[stream, keys.waits(stream, str(group["name"]))],
-                args=[group["name"]],
-                client=pipe,
-            )
+            waits = keys.waits(stream, str(group["name"]))
+            queue_script(pipe, oldest_pending, [stream, waits], [group["name"]])
             pipe.get(keys.paused(stream, str(group["name"])))
         replies = pipe.execute(raise_on_error=False)
     out: dict[str, list[GroupInfo]] = {}

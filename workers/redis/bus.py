@@ -8,7 +8,7 @@ from typing import Any
 
 import redis
 from redis.asyncio import Redis as AsyncRedis
-from redis.exceptions import RedisClusterException
+from redis.exceptions import AskError, RedisClusterException
 
 from workers.core.keys import EVENT_FIELD
 from workers.redis.replication import Durability, check_confirmed, queue_wait
@@ -73,8 +73,8 @@ def _durable_on_cluster(
     answer has the map read again for the caller's retry."""
     try:
         return _per_master(client, entries, durability)
-    except redis.ResponseError as exc:
-        if not retry or not str(exc).startswith(("MOVED", "ASK")):
+    except AskError:  # MOVED too (redis-py parses the code away: match the type)
+        if not retry:
             raise
         client.nodes_manager.initialize()  # type: ignore[no-untyped-call]
         return _durable_on_cluster(client, entries, durability, retry=False)

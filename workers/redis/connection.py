@@ -12,7 +12,7 @@ from redis.connection import HiredisRespSerializer
 from redis.exceptions import RedisClusterException
 from redis.utils import HIREDIS_AVAILABLE
 
-from workers.core.errors import ClusterNotSupported, RedisTooOld, RedisUnavailable, StreamdeskError
+from workers.core.errors import RedisTooOld, RedisUnavailable, StreamdeskError
 from workers.core.redact import redact_url
 from workers.redis.embedded import EmbeddedValkey
 
@@ -73,25 +73,13 @@ def is_cluster(client: object) -> bool:
     return isinstance(client, redis.RedisCluster | aredis.RedisCluster)
 
 
-def cluster_refused(url: str) -> ClusterNotSupported:
-    """Where clusters are not supported yet (the console), a cluster node is refused up front:
-    failing later, on a CROSSSLOT or MOVED reply mid-page, would say nothing useful."""
-    return ClusterNotSupported(
-        f"REDIS_URL ({redact_url(url)}) is a node of a cluster (cluster_enabled:1): runworker "
-        "and publishing run on a cluster, but the console and the operator commands cannot "
-        "run on a cluster yet; they need a single server. See docs/scaling.md."
-    )
-
-
-def connect(url: str, *, cluster_ok: bool = False, **kwargs: Any) -> redis.Redis:
-    """A sync client, checked to reach a recent enough server. A cluster node gives a
-    cluster client (``cluster_ok``) or ClusterNotSupported."""
+def connect(url: str, **kwargs: Any) -> redis.Redis:
+    """A sync client, checked to reach a recent enough server; a cluster client when
+    ``url`` names a node of a cluster."""
     client = redis.Redis.from_url(url, decode_responses=True, **kwargs)
     try:
         check_version(cast(dict[str, Any], client.info("server")))
         cluster = is_cluster_node(cast(dict[str, Any], client.info("cluster")))
-        if cluster and not cluster_ok:
-            raise cluster_refused(url)
     except (redis.ConnectionError, redis.TimeoutError, OSError) as exc:
         client.close()
         raise RedisUnavailable(f"cannot reach Redis at {redact_url(url)}: {exc}") from exc
@@ -181,14 +169,12 @@ def pack_with_hiredis(client: aredis.Redis) -> aredis.Redis:
     return client
 
 
-async def aconnect(url: str, *, cluster_ok: bool = False, **kwargs: Any) -> aredis.Redis:
-    """``connect``'s asyncio twin: a cluster node gives a cluster client (``cluster_ok``)."""
+async def aconnect(url: str, **kwargs: Any) -> aredis.Redis:
+    """``connect``'s asyncio twin: a cluster node gives a cluster client."""
     client = pack_with_hiredis(aredis.Redis.from_url(url, decode_responses=True, **kwargs))
     try:
         check_version(await client.info("server"))
         cluster = is_cluster_node(await client.info("cluster"))
-        if cluster and not cluster_ok:
-            raise cluster_refused(url)
     except (redis.ConnectionError, redis.TimeoutError, OSError) as exc:
         await client.aclose()
         raise RedisUnavailable(f"cannot reach Redis at {redact_url(url)}: {exc}") from exc

@@ -12,7 +12,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from workers.core.errors import StreamdeskError
-from workers.from_settings import engine_config, rate_budgets, redis_client
+from workers.from_settings import configured_streams, engine_config, rate_budgets, redis_client
 from workers.monitor.exporter import PATH, MetricsApp, is_loopback, server
 from workers.monitor.sample import Sample, collect
 from workers.monitor.scrape_access import ScrapeAccess
@@ -21,8 +21,9 @@ DEFAULT_PORT = 9808
 
 
 def read_sample() -> Sample:
+    """One sample with the configured stream's partitions, even before they exist."""
     config = engine_config()
-    return collect(redis_client(), config.keys, (config.stream,), budgets=rate_budgets())
+    return collect(redis_client(), config.keys, configured_streams(), budgets=rate_budgets())
 
 
 class Command(BaseCommand):

@@ -9,7 +9,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError
 
 from workers.core.errors import StreamdeskError
-from workers.from_settings import engine_config, redis_client
+from workers.from_settings import configured_streams, engine_config, redis_client
 from workers.monitor.sample import Sample, collect
 from workers.redis import stats
 
@@ -71,9 +71,8 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         try:
-            config = engine_config()
             # The console's own reader: the same figures, from summaries only.
-            sample = collect(redis_client(), config.keys, (config.stream,))
+            sample = collect(redis_client(), engine_config().keys, configured_streams())
         except StreamdeskError as exc:
             raise CommandError(str(exc)) from exc
         if options["json"]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
+from typing import Any
 
 import redis
 from redis.commands.core import Script
@@ -19,6 +20,7 @@ from workers.core.errors import ConfigurationError, RedisUnavailable
 from workers.core.events import Envelope, canonical_json, event_hash
 from workers.core.keys import EVENT_FIELD, Keys
 from workers.core.lua import lua_script
+from workers.redis.pipelines import on_master
 from workers.redis.replication import Durability, check_confirmed, queue_wait
 
 DEFAULT_REPLAY_WINDOW_S = 7 * 24 * 3600  # GitHub keeps deliveries (and redelivers) for 7 days
@@ -71,12 +73,17 @@ class OncePublisher:
         own_hash = event_hash(envelope)
         durable = int(durability is not None)
         args: list[str | int] = [EVENT_FIELD, envelope.to_json(), own_hash, self.window_s, durable]
-        try:
-            with client.pipeline(transaction=False) as pipe:
+
+        def run(master: redis.Redis) -> list[Any]:
+            with master.pipeline(transaction=False) as pipe:
                 self._script(keys=[stream, digest_key], args=args, client=pipe)
                 if durability is not None:
                     queue_wait(pipe, durability)
-                replies = pipe.execute()
+                return pipe.execute()
+
+        try:
+            # A repeat finds the body's digest: the script publishes it once.
+            replies = on_master(client, stream, run)
         except (redis.ConnectionError, redis.TimeoutError) as exc:
             raise RedisUnavailable(f"could not publish to {stream}: {exc}") from exc
         fresh, value = replies[0]
