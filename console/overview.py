@@ -65,6 +65,15 @@ class Overview:
     def stream(self, name: str) -> StreamRow | None:
         return next((s for s in self.streams if s.info.name == name), None)
 
+    @property
+    def processes(self) -> int:
+        """Worker processes: one reading several partitions has a heartbeat per partition."""
+        return worker_processes(self.workers)
+
+
+def worker_processes(workers: list[WorkerInfo]) -> int:
+    return len({(w.host, w.pid) for w in workers})
+
 
 def baseline(points: list[Point], now_ms: int) -> Point | None:
     """The recorded point the rates are measured from (``points`` oldest first): the newest

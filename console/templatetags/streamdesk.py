@@ -11,11 +11,19 @@ from django import template
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
 
+from console.overview import worker_processes
+from workers.monitor.sample import WorkerInfo
 from workers.operations.actions import Pause, parse_pause
 
 register = template.Library()
 
 NONE = "—"
+
+
+@register.filter
+def processes(workers: list[WorkerInfo]) -> int:
+    """How many processes the heartbeats come from (one per partition a process reads)."""
+    return worker_processes(workers)
 
 
 @register.filter

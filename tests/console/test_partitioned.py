@@ -72,3 +72,20 @@ def test_an_unpartitioned_stream_has_no_totals_card(r: redis.Redis, staff_client
     r.sadd("streamdesk:stats:streams", "streamdesk:events")
     body = staff_client.get("/").content.decode()
     assert "partitions, totals" not in body
+
+
+def test_a_process_reading_partitions_counts_once_with_a_row_per_loop(
+    r: redis.Redis, staff_client: Client
+) -> None:
+    now_ms = int(r.time()[0]) * 1000
+    for pid in (101, 102):
+        for i, stream in enumerate(LAYOUT.streams):
+            consumer = f"host-{pid}.{i}"
+            beat = {"consumer": consumer, "host": "host", "pid": pid, "stream": stream}
+            r.hset(f"streamdesk:workers:{consumer}", mapping={**beat, "group": "agents"})
+            r.zadd("streamdesk:workers", {consumer: now_ms})
+    overview = staff_client.get("/").content.decode()
+    assert "2 live workers (6 partition loops)" in overview
+    page = staff_client.get("/workers/").content.decode()
+    assert "2 processes reading partitions: a row per partition each reads" in page
+    assert page.count("<tr") == 1 + 6
