@@ -76,9 +76,6 @@ def redis_client() -> redis.Redis:
     return _client(redis_url())
 
 
-producer_client = redis_client
-
-
 def configured_streams() -> tuple[str, ...]:
     """The configured stream's partition streams: a sample reads them even before anything
     is published to them (``workers.monitor.sample.collect``'s ``extra_streams``)."""

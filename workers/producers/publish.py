@@ -103,10 +103,10 @@ def publish(
     """
     built = build_envelope(event_type, data, registry=registry, **envelope)
     tracing.configure()  # looks once per process: the application may have set a provider
-    from workers.from_settings import partitions, producer_client
+    from workers.from_settings import partitions, redis_client
 
     if client is None:
-        client = producer_client()
+        client = redis_client()
     durability = Durability() if durable else None
     layout = partitions(stream, client)
     return publish_envelopes(client, layout, [built], durability, partition_key)[0]

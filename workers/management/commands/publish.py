@@ -10,7 +10,7 @@ from django.core.management.base import BaseCommand, CommandError
 from workers.core import keys
 from workers.core.errors import StreamdeskError
 from workers.core.events import strict_loads
-from workers.from_settings import partitions, producer_client, start_embedded
+from workers.from_settings import partitions, redis_client, start_embedded
 from workers.producers.publish import build_envelope, partition_of, publish_envelopes
 from workers.redis.replication import Durability
 
@@ -72,7 +72,7 @@ class Command(BaseCommand):
             if started:  # the first command to need it says so; later ones find it running
                 self.stderr.write(f"started the embedded Valkey at {started} (no REDIS_URL set)")
             durability = Durability() if options["durable"] else None
-            client = producer_client()
+            client = redis_client()
             layout = partitions(options["stream"], client)
             key = options["partition_key"]
             ids = publish_envelopes(client, layout, envelopes, durability, key)

@@ -11,7 +11,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError
 
 from workers.core.errors import StreamdeskError
-from workers.from_settings import producer_client
+from workers.from_settings import redis_client
 from workers.producers.relay import Relay, RelayConfig
 
 # Tests only: sleep between XADD and marking rows sent (see tests/e2e/test_outbox_relay.py).
@@ -39,7 +39,7 @@ class Command(BaseCommand):
         parser.add_argument("--once", action="store_true", help="send what is there now, then exit")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        relay = Relay(producer_client(), relay_config(options["batch_size"]))
+        relay = Relay(redis_client(), relay_config(options["batch_size"]))
         try:
             if options["once"]:
                 while relay.run_once():

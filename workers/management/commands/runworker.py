@@ -19,7 +19,6 @@ from workers.engine.serve import serve
 from workers.from_settings import (
     engine_config,
     llm_config,
-    producer_client,
     rate_budgets,
     redis_client,
     redis_url,
@@ -166,7 +165,7 @@ class Command(BaseCommand):
             raise CommandError("a worker process kept failing (see above)", returncode=code)
 
     def start_relay(self, stop: threading.Event) -> threading.Thread:
-        relay = Relay(producer_client(), relay_config())
+        relay = Relay(redis_client(), relay_config())
         thread = threading.Thread(target=relay.run_forever, args=(stop,), name="relay")
         thread.start()
         return thread
