@@ -176,12 +176,7 @@ def _act(
     if not partitions:
         return _outcome(lambda: spec.call(who, where, form.cleaned_data))
     if form.cleaned_data.get("ids"):
-        return error(
-            400,
-            f"{where['stream']} is split into partitions and ids name entries of one: "
-            "post to that partition's URL",
-            partitions=partitions,
-        )
+        return _name_a_partition(where["stream"], "ids name entries of one", partitions)
     data = form.cleaned_data
     return _each_outcome(
         where["stream"], lambda p: spec.call(who, {**where, "stream": p}, data), partitions
@@ -201,6 +196,11 @@ def _each_outcome(stream: str, call: Callable[[str], Any], partitions: list[str]
     return JsonResponse({"stream": stream, "partitions": outcomes}, status=202 if queued else 200)
 
 
+def _name_a_partition(stream: str, why: str, partitions: list[str]) -> JsonResponse:
+    message = f"{stream} is split into partitions and {why}: post to that partition's URL"
+    return error(400, message, partitions=partitions)
+
+
 def _split(stream: str) -> list[str] | None:
     """A partitioned stream's partitions, None for any other stream."""
     streams = stream_partitions(stream)
@@ -209,9 +209,10 @@ def _split(stream: str) -> list[str] | None:
 
 @api_view(operate=True)
 def group_action(request: HttpRequest, stream: str, group: str, action: str) -> JsonResponse:
-    partitions = None if action in WHOLE_STREAM else _split(stream)
-    where = {"stream": stream, "group": group}
-    return _act(request, services.GROUP_ACTIONS, action, where, partitions)
+    known = action in services.GROUP_ACTIONS
+    if known and action not in WHOLE_STREAM and (partitions := _split(stream)):
+        return _name_a_partition(stream, f"{action} acts on the entries of one", partitions)
+    return _act(request, services.GROUP_ACTIONS, action, {"stream": stream, "group": group})
 
 
 @api_view(operate=True)

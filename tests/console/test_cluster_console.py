@@ -155,6 +155,16 @@ def test_the_api_takes_the_logical_stream_name_on_a_cluster(
         retries = [f for _, f in rc.xrange(stream) if "retry_of" in f]
         assert len(retries) == dead
 
+    claim_all = client.post(
+        f"{logical}/groups/agents/claim-all/",
+        {"consumer": "w.0", "to": "w.1"},
+        content_type="application/json",
+        headers=auth,
+    )
+    assert (
+        claim_all.status_code == 400
+        and "claim-all acts on the entries of one" in (claim_all.json()["error"])
+    )
     # Pause and resume act on the logical stream: one flag for every partition.
     paused = client.post(
         f"{logical}/groups/agents/pause/", {}, content_type="application/json", headers=auth
