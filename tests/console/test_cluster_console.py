@@ -14,7 +14,8 @@ import pytest
 from django.test import Client
 from redis.cluster import RedisCluster
 
-from tests.support.cluster import private_cluster
+from tests.support.cluster import cluster as cluster
+from tests.support.cluster import rc as rc
 from tests.support.console import api_client
 from tests.support.engine import AnyData
 from workers import from_settings
@@ -29,7 +30,6 @@ from workers.operations import jobs
 from workers.producers.publish import build_envelope, publish_envelopes
 from workers.producers.webhooks.replay import OncePublisher
 from workers.redis.cluster import LocalCluster
-from workers.redis.connection import connect
 from workers.redis.replication import Durability
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -39,22 +39,13 @@ LAYOUT = Partitions(STREAM, 3, tagged=True)
 KEYS = Keys()
 
 
-@pytest.fixture(scope="module")
-def cluster() -> Iterator[LocalCluster]:
-    with private_cluster() as started:
-        yield started
-
-
-@pytest.fixture
-def rc(cluster: LocalCluster, settings: Any) -> Iterator[RedisCluster]:
-    """An empty cluster, and the console's settings pointing at it."""
+@pytest.fixture(autouse=True)
+def console_on_cluster(cluster: LocalCluster, settings: Any) -> Iterator[None]:
+    """The console's settings pointing at the cluster."""
     settings.REDIS_URL = cluster.url
     settings.STREAMDESK = {**settings.STREAMDESK, "partitions": 3}
     from_settings._client.cache_clear()
-    client = cast(RedisCluster, connect(cluster.url))
-    client.flushall(target_nodes=RedisCluster.PRIMARIES)
-    yield client
-    client.close()
+    yield
     from_settings._client.cache_clear()
 
 

@@ -7,9 +7,7 @@ each event exactly once."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from pathlib import Path
-from typing import cast
 from urllib.parse import quote
 
 import pytest
@@ -17,7 +15,8 @@ from playwright.sync_api import expect, sync_playwright
 from redis.cluster import RedisCluster
 
 from tests.support.browser import CHROMIUM, PASSWORD, VIEWPORT, WAIT_MS, screenshot
-from tests.support.cluster import private_cluster
+from tests.support.cluster import cluster as cluster
+from tests.support.cluster import rc as rc
 from tests.support.console_server import Console
 from tests.support.operators import OPERATOR, OUTAGE_KEY
 from tests.support.operators import role_users as role_users
@@ -27,7 +26,6 @@ from workers.core.keys import dead_stream
 from workers.core.partitions import Partitions
 from workers.models import AgentRun, RunStatus
 from workers.redis.cluster import LocalCluster
-from workers.redis.connection import connect
 
 pytestmark = [
     pytest.mark.e2e,
@@ -39,20 +37,6 @@ STREAM = "streamdesk:events"
 LAYOUT = Partitions(STREAM, 3, tagged=True)
 PER_PARTITION = 2
 QUEUED = re.compile(r"queued as\s+job #(\d+)\s+\((\d+) entries\)")
-
-
-@pytest.fixture(scope="module")
-def cluster() -> Iterator[LocalCluster]:
-    with private_cluster() as started:
-        yield started
-
-
-@pytest.fixture
-def rc(cluster: LocalCluster) -> Iterator[RedisCluster]:
-    client = cast(RedisCluster, connect(cluster.url))
-    client.flushall(target_nodes=RedisCluster.PRIMARIES)
-    yield client
-    client.close()
 
 
 @pytest.fixture

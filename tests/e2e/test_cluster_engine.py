@@ -13,7 +13,8 @@ from typing import Any, cast
 import pytest
 from redis.cluster import RedisCluster
 
-from tests.support.cluster import private_cluster
+from tests.support.cluster import cluster as cluster
+from tests.support.cluster import rc as rc
 from tests.support.processes import Workers, manage
 from tests.support.wait import wait_for
 from workers.core.events import Envelope
@@ -22,27 +23,11 @@ from workers.core.registry import default_registry
 from workers.models import AgentRun, RunStatus
 from workers.producers.publish import build_envelope, publish_envelopes
 from workers.redis.cluster import LocalCluster
-from workers.redis.connection import connect
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
 STREAM = "streamdesk:events"
 LAYOUT = Partitions(STREAM, 3, tagged=True)
-
-
-@pytest.fixture(scope="module")
-def cluster() -> Iterator[LocalCluster]:
-    with private_cluster() as started:
-        yield started
-
-
-@pytest.fixture
-def rc(cluster: LocalCluster) -> Iterator[RedisCluster]:
-    """The producers' client on an empty cluster (every master flushed)."""
-    client = cast(RedisCluster, connect(cluster.url))
-    client.flushall(target_nodes=RedisCluster.PRIMARIES)
-    yield client
-    client.close()
 
 
 @pytest.fixture

@@ -4,36 +4,21 @@ by reading it again, for the webhook's publish and the durable publish alike."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any, cast
 
 import pytest
 import redis
 from redis.cluster import RedisCluster
 
-from tests.support.cluster import private_cluster
+from tests.support.cluster import cluster as cluster
+from tests.support.cluster import rc as rc
 from workers.core.errors import NotReplicated
 from workers.redis.bus import xadd_routed
-from workers.redis.cluster import LocalCluster
 from workers.redis.connection import connect
 from workers.redis.pipelines import on_master, queue_script, queues_time, server_ms
 from workers.redis.replication import Durability
 
 KEY = "streamdesk:{events:0}"
-
-
-@pytest.fixture(scope="module")
-def cluster() -> Iterator[LocalCluster]:
-    with private_cluster() as started:
-        yield started
-
-
-@pytest.fixture
-def rc(cluster: LocalCluster) -> Iterator[RedisCluster]:
-    client = cast(RedisCluster, connect(cluster.url))
-    client.flushall(target_nodes=RedisCluster.PRIMARIES)
-    yield client
-    client.close()
 
 
 def stale_map(rc: RedisCluster, key: str) -> None:

@@ -10,10 +10,15 @@ import signal
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import cast
+
+import pytest
+from redis.cluster import RedisCluster
 
 from tests.support.wait import wait_for
 from workers.redis.cluster import LocalCluster
 from workers.redis.cluster_node import free_base_port, pid_alive
+from workers.redis.connection import connect
 
 
 def node_pids(cluster: LocalCluster) -> list[int]:
@@ -42,3 +47,19 @@ def private_cluster(masters: int = 3, replicas: int = 0) -> Iterator[LocalCluste
     finally:
         kill_nodes(cluster)
         shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[LocalCluster]:
+    """A 3-master cluster for a test module (import the fixture into the module)."""
+    with private_cluster() as started:
+        yield started
+
+
+@pytest.fixture
+def rc(cluster: LocalCluster) -> Iterator[RedisCluster]:
+    """A cluster client on an empty cluster (every master flushed)."""
+    client = cast(RedisCluster, connect(cluster.url))
+    client.flushall(target_nodes=RedisCluster.PRIMARIES)
+    yield client
+    client.close()
