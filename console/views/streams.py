@@ -16,8 +16,8 @@ from console.partitioned import partitioned
 from console.runtime import keys
 from console.views.access import HtmxHttpRequest, viewer_required
 from console.views.dashboard import current_overview, page_series
-from workers.core.keys import dead_stream, logical_stream
-from workers.from_settings import engine_config, redis_client
+from workers.core.keys import dead_stream
+from workers.from_settings import engine_config, redis_client, stream_partitions
 
 
 def _stream_row(stream: str, view: Overview | None = None) -> tuple[StreamRow, int]:
@@ -48,8 +48,8 @@ def _partitioned_page(
 ) -> HttpResponse | None:
     """A logical stream's page: its totals and one row per partition (each partition has
     its own pages), or None when ``stream`` is not partitioned."""
-    if logical_stream(stream) != stream:
-        return None  # a partition, or a stream with a tag of its own
+    if stream_partitions(stream) == [stream]:
+        return None  # a partition, or a stream that is not split (no sample read for it)
     view = view or current_overview()
     found = next((p for p in partitioned(view.streams) if p.name == stream), None)
     if found is None:

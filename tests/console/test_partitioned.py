@@ -4,6 +4,7 @@ listed with a link to its own page) above the partitions' own cards."""
 from __future__ import annotations
 
 import re
+from typing import Any
 from urllib.parse import quote
 
 import pytest
@@ -89,3 +90,20 @@ def test_a_process_reading_partitions_counts_once_with_a_row_per_loop(
     page = staff_client.get("/workers/").content.decode()
     assert "2 processes reading partitions: a row per partition each reads" in page
     assert page.count("<tr") == 1 + 6
+
+
+def test_the_logical_stream_has_its_page_on_one_server_too(
+    r: redis.Redis, staff_client: Client, settings: Any
+) -> None:
+    settings.STREAMDESK = {**settings.STREAMDESK, "partitions": 3}
+    publish_envelopes(r, LAYOUT, [build_envelope("test.part", {}, registry=types())])
+    for stream in LAYOUT.streams:
+        r.sadd("streamdesk:stats:streams", stream)
+    for page in ("/streams/streamdesk:events/", "/streams/streamdesk:events/dead/"):
+        body = staff_client.get(page).content.decode()
+        assert "3 partitions, totals" in body, page
+        assert all(f'href="/streams/{quote(s, safe=":")}/dead/"' in body for s in LAYOUT.streams)
+    settings.STREAMDESK = {**settings.STREAMDESK, "partitions": 1}
+    assert staff_client.get("/streams/streamdesk:events/").status_code == 404
+    dead = staff_client.get("/streams/streamdesk:events/dead/").content.decode()
+    assert "No dead letters" in dead
