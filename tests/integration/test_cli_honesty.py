@@ -89,6 +89,15 @@ def test_redrive_and_purge_of_letters_already_gone_exit_1(r: redis.Redis) -> Non
     assert outcomes() == ["ok", "noop", "noop"]
 
 
+def test_a_filter_that_matches_nothing_exits_1_and_is_audited_as_noop(r: redis.Redis) -> None:
+    dead_letters(r, 2)
+    error, out = refused_with_code("redrive", "--all", "--type", "no.such.type")
+    assert error.returncode == 1 and "noop, 0 done" in out
+    assert outcomes() == ["noop"]
+    run("redrive", "--all")  # one that matches is ok, exit 0
+    assert outcomes() == ["noop", "ok"]
+
+
 def test_dry_run_of_nothing_exits_0(r: redis.Redis) -> None:
     pending_entries(r, 1)
     out, _ = run("retry", "9-9", "--dry-run")

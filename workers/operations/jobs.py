@@ -311,7 +311,8 @@ def _end(job: BulkJob, owner: str, status: JobStatus, error: str = "") -> BulkJo
 
 def _result(job: BulkJob) -> Result:
     if job.status == JobStatus.DONE:
-        return Result.OK
+        # Nothing matched, or all of it was gone: nothing done, as an action by id says.
+        return Result.OK if job.done else Result.NOOP
     if job.status == JobStatus.CANCELLED:
         return Result.CANCELLED
     if job.status == JobStatus.FAILED:
