@@ -8,11 +8,14 @@ from collections.abc import Callable
 import redis
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
+from redis.exceptions import RedisClusterException
 
 from workers.core.errors import RedisUnavailable
 
 log = logging.getLogger(__name__)
 RETRY_AFTER_S = 5
+# A cluster with no node left to read its slot map from raises RedisClusterException.
+REDIS_DOWN = (RedisUnavailable, redis.ConnectionError, redis.TimeoutError, RedisClusterException)
 MESSAGE = "Redis cannot be reached; nothing was changed. Try again in a few seconds."
 
 
@@ -28,7 +31,7 @@ class RedisDownMiddleware:
         return self.get_response(request)
 
     def process_exception(self, request: HttpRequest, exc: Exception) -> HttpResponse | None:
-        if not isinstance(exc, RedisUnavailable | redis.ConnectionError | redis.TimeoutError):
+        if not isinstance(exc, REDIS_DOWN):
             return None
         # The cause (host and port), not RedisUnavailable's text, which quotes the whole URL.
         log.warning(

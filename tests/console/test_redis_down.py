@@ -9,6 +9,8 @@ import pytest
 from django.contrib.auth.models import User
 from django.test import Client, override_settings
 
+from tests.support.cluster import kill_nodes, private_cluster
+from workers import from_settings
 from workers.redis.embedded import free_port
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -39,3 +41,19 @@ def test_login_redis_down_is_503(redis_down: None, staff: User) -> None:
 
 def test_audit_page_redis_down_still_works(redis_down: None, staff_client: Client) -> None:
     assert staff_client.get("/audit/").status_code == 200
+
+
+def test_a_cluster_with_every_node_gone_is_a_503(staff_client: Client) -> None:
+    """The cluster client, its nodes all killed, raises its own exception (not a
+    RedisError): still an outage, said as one."""
+    with private_cluster() as cluster, override_settings(REDIS_URL=cluster.url):
+        from_settings._client.cache_clear()
+        try:
+            assert staff_client.get("/").status_code == 200  # the client knows the nodes
+            kill_nodes(cluster)
+            page = staff_client.get("/")
+            api = staff_client.get("/api/streams/")
+        finally:
+            from_settings._client.cache_clear()
+    assert page.status_code == 503 and page["Retry-After"]
+    assert api.status_code == 503

@@ -20,6 +20,7 @@ from workers.core.errors import ConfigurationError, RedisUnavailable
 from workers.core.events import Envelope, canonical_json, event_hash
 from workers.core.keys import EVENT_FIELD, Keys
 from workers.core.lua import lua_script
+from workers.redis.connection import UNREACHABLE
 from workers.redis.pipelines import on_master
 from workers.redis.replication import Durability, check_confirmed, queue_wait
 
@@ -84,7 +85,7 @@ class OncePublisher:
         try:
             # A repeat finds the body's digest: the script publishes it once.
             replies = on_master(client, stream, run)
-        except (redis.ConnectionError, redis.TimeoutError) as exc:
+        except UNREACHABLE as exc:
             raise RedisUnavailable(f"could not publish to {stream}: {exc}") from exc
         fresh, value = replies[0]
         if durability is not None:
