@@ -16,10 +16,16 @@ from typing import Any
 _STRICT_JSON = json.JSONEncoder(allow_nan=False)
 
 
+def encodable(text: str) -> str:
+    """``text`` with its lone surrogates written as escapes (``\\ud800``): no UTF-8 encoder (a
+    Redis command, a log file, a page) can write them, and the rest of the text is kept."""
+    if text.isascii():
+        return text
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 def storable_text(text: str) -> str:
-    if not text.isascii():
-        text = text.encode("utf-8", "backslashreplace").decode("utf-8")
-    return text.replace("\x00", "\\x00")
+    return encodable(text).replace("\x00", "\\x00")
 
 
 def strict_json(value: Any) -> str:
@@ -36,6 +42,7 @@ def storable_message(exc: BaseException) -> str:
 
 
 def describe(exc: BaseException, limit: int = 8000) -> str:
-    """The exception and its traceback, bounded so a huge error cannot bloat a row."""
-    text = "".join(traceback.format_exception(exc)).strip()
+    """The exception and its traceback, bounded so a huge error cannot bloat a row, and
+    encodable: an error text is written to Redis (a dead letter), logs and pages as it is."""
+    text = encodable("".join(traceback.format_exception(exc)).strip())
     return text if len(text) <= limit else f"{text[: limit // 2]}\n...\n{text[-limit // 2 :]}"
