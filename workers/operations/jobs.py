@@ -6,7 +6,9 @@ letters matching a filter, a consumer's pending entries, or the job's own id lis
 it through ``actions.py``, save cursor and counts (renewing the lease). A crash therefore
 loses at most one batch, and redoing that batch is harmless: the actions skip entries that
 are gone or moved. Pages are paced to ``rate_per_s`` entries a second so workers are not
-starved; ``cancel_requested`` is checked before every batch.
+starved; ``cancel_requested`` is checked before every batch. A Redis outage is waited out as
+the worker waits it out (retries after 0.1 s, doubling to 5 s, the lease renewed at each), and
+the job goes on after its cursor: only an error that is not an outage fails a job.
 
 Audit: the job's one ``AuditRecord`` is written when the job is created (outcome
 ``queued``) and brought up to date when it ends: count and skipped from the job, outcome
@@ -36,6 +38,7 @@ from workers.models import AuditRecord, BulkJob, JobStatus
 from workers.operations import inputs
 from workers.operations.actions import ActionResult, DeadFilter
 from workers.operations.batches import Work
+from workers.redis.connection import UNREACHABLE
 from workers.store.audit import Action, ActionOutcome, Actor, Entry, Result, ids_target
 
 log = logging.getLogger("streamdesk.jobs")
@@ -44,10 +47,22 @@ DEFAULT_BATCH = 500
 # How long a runner's claim on a job holds without news; renewed after every batch.
 LEASE_S = 60.0
 POLL_S = 1.0
+# A Redis outage: the first retry after FIRST_RETRY_S, doubling up to MAX_RETRY_S, as the
+# worker does (workers/engine/worker.py), so a job resumes as soon as the workers do.
+FIRST_RETRY_S = 0.1
+MAX_RETRY_S = 5.0
+# How often a runner waiting out an outage looks whether it should stop (shutdown).
+STOP_CHECK_S = 0.25
 JOB_ACTIONS = frozenset(
     {Action.CLAIM, Action.CLAIM_ALL, Action.RETRY, Action.DEAD_LETTER, Action.REDRIVE, Action.PURGE}
 )
 FINISHED = (JobStatus.DONE, JobStatus.FAILED, JobStatus.CANCELLED)
+# What ``as_dict`` shows of a job, in this order, after its id.
+_FIELDS = (
+    *("action", "stream", "group", "status", "cancel_requested", "done", "skipped", "total"),
+    *("cursor", "rate_per_s", "created_by", "door", "reason", "owner", "error"),
+)
+_TIMES = ("created_at", "started_at", "finished_at")
 
 
 def _never() -> bool:
@@ -155,33 +170,8 @@ def outcome(job: BulkJob) -> ActionOutcome:
 
 def as_dict(job: BulkJob) -> dict[str, Any]:
     """JSON-ready (``manage.py jobs --json``)."""
-    times = {
-        k: (v.isoformat() if v else None)
-        for k, v in (
-            ("created_at", job.created_at),
-            ("started_at", job.started_at),
-            ("finished_at", job.finished_at),
-        )
-    }
-    return {
-        "id": job.pk,
-        "action": job.action,
-        "stream": job.stream,
-        "group": job.group,
-        "status": job.status,
-        "cancel_requested": job.cancel_requested,
-        "done": job.done,
-        "skipped": job.skipped,
-        "total": job.total,
-        "cursor": job.cursor,
-        "rate_per_s": job.rate_per_s,
-        "created_by": job.created_by,
-        "door": job.door,
-        "reason": job.reason,
-        "owner": job.owner,
-        "error": job.error,
-        **times,
-    }
+    times = {k: (v.isoformat() if (v := getattr(job, k)) else None) for k in _TIMES}
+    return {"id": job.pk, **{k: getattr(job, k) for k in _FIELDS}, **times}
 
 
 def _get(job_id: int) -> BulkJob:
@@ -252,14 +242,24 @@ def _loop(
     progress: Callable[[BulkJob], None] | None,
     lease_s: float,
 ) -> BulkJob:
+    retry_s = 0.0  # 0 while Redis answers, else the next wait of an outage
     while True:
         if BulkJob.objects.filter(pk=job.pk, cancel_requested=True).exists():
             return _end(job, owner, JobStatus.CANCELLED)
         if should_stop():
             return _hand_back(job, owner)
         started = time.monotonic()
-        page = work.page(job.cursor)
-        result = work.apply(page.ids) if page.ids else ActionResult([], [])
+        try:
+            page = work.page(job.cursor)
+            result = work.apply(page.ids) if page.ids else ActionResult([], [])
+        except UNREACHABLE as exc:
+            retry_s = min(retry_s * 2, MAX_RETRY_S) if retry_s else FIRST_RETRY_S
+            _wait_out(job, exc, retry_s, should_stop)
+            _save(job, owner, lease_s)  # the lease outlives any outage; the cursor stays
+            continue
+        if retry_s:
+            log.warning("bulk job #%s: redis answers again; going on after %s", job.pk, job.cursor)
+            retry_s = 0.0
         job.cursor = page.cursor
         job.done += len(result.done)
         job.skipped += len(result.skipped)
@@ -269,6 +269,17 @@ def _loop(
         if page.last:
             return _end(job, owner, JobStatus.DONE)
         _pace(len(page.ids), job.rate_per_s, started)
+
+
+def _wait_out(
+    job: BulkJob, exc: BaseException, wait_s: float, should_stop: Callable[[], bool]
+) -> None:
+    """Sleep ``wait_s`` through a Redis outage, cut short when the runner must stop. A batch
+    the outage cut is redone from the saved cursor: what it had done is gone and is skipped."""
+    log.warning("bulk job #%s: redis unavailable (%s); retrying in %.1f s", job.pk, exc, wait_s)
+    until = time.monotonic() + wait_s
+    while not should_stop() and (left_s := until - time.monotonic()) > 0:
+        time.sleep(min(left_s, STOP_CHECK_S))
 
 
 def _pace(entries: int, rate_per_s: float, started: float) -> None:
