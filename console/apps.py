@@ -11,8 +11,12 @@ class ConsoleConfig(AppConfig):
         from django.contrib.auth.signals import user_logged_in, user_login_failed
 
         from console import throttle
+        from console.errorreport import register_configured_secrets
         from console.webhooks import webhook_sources
 
+        # Configured secret values are masked in every log line and error text of this
+        # process, the worker's included (workers/core/redact.py).
+        register_configured_secrets()
         # A wrong webhook source stops start-up with its name, not the first delivery.
         webhook_sources()
         # Every password check counts, whichever page made it (console/throttle.py).

@@ -4,13 +4,13 @@ Django hides settings whose names look secret; ``REDIS_URL``, ``DATABASE_URL``-s
 the LLM configuration do not look it, and frame variables are shown as they are. Three layers:
 settings and frame variables whose names look secret are hidden; every other value is shown
 with the credentials in its URLs masked; and the finished report has every configured secret
-value (the Redis and database passwords, the LLM key, webhook secrets, ``SECRET_KEY``) masked
-wherever it appears, an exception message included.
+value (the Redis and database passwords, the LLM key, webhook secrets, the metrics token,
+``SECRET_KEY``) masked wherever it appears, an exception message included. Those values are
+registered with ``workers.core.redact`` at start-up, so logs and stored error texts mask them too.
 """
 
 from __future__ import annotations
 
-import html
 import re
 from collections.abc import ItemsView, Iterator
 from pprint import pformat
@@ -23,14 +23,12 @@ from django.http import HttpRequest, QueryDict
 from django.utils.safestring import SafeString, mark_safe
 from django.views.debug import ExceptionReporter, SafeExceptionReporterFilter
 
-from workers.core.redact import MASK, redact_text
+from workers.core.redact import redact_text, register_secrets
 
 # Django's list, plus the names of settings and variables that hold a server URL or a DSN.
 HIDDEN = re.compile(
     "API|AUTH|TOKEN|KEY|SECRET|PASS|SIGNATURE|HTTP_COOKIE|URL|DSN|DATABASE|LLM|WEBHOOK", re.I
 )
-# Shorter values would mask ordinary words on the page.
-MIN_SECRET_LEN = 6
 
 
 class _Shown:
@@ -84,18 +82,27 @@ def configured_secrets() -> Iterator[str]:
     """Every secret value the settings hold, wherever it may surface in a report."""
     yield settings.SECRET_KEY
     yield getattr(getattr(settings, "STREAMDESK_LLM", None), "api_key", "")
+    yield getattr(settings, "STREAMDESK_METRICS_TOKEN", "")
     for db in settings.DATABASES.values():
         yield str(db.get("PASSWORD") or "")
     yield urlsplit(settings.REDIS_URL).password or ""
     for source in getattr(settings, "STREAMDESK_WEBHOOKS", {}).values():
         if isinstance(source, dict):
-            yield str(source.get("secret") or "")
+            found = source.get("secrets", source.get("secret"))
+            yield from [found] if isinstance(found, str) else (found or [])
 
 
-def mask_secrets(text: str) -> str:
-    for secret in {s for s in configured_secrets() if len(s) >= MIN_SECRET_LEN}:
-        text = text.replace(secret, MASK).replace(html.escape(secret), MASK)
-    return redact_text(text)
+def register_configured_secrets() -> None:
+    """Once per process, at start-up (``ConsoleConfig.ready``): from then on every log line,
+    error text and report masks these values (``workers.core.redact``), in the worker too."""
+    register_secrets(*(s for s in configured_secrets() if isinstance(s, str)))
+
+
+def _masked(report: str) -> str:
+    # Registered at start-up already; again here so a setting changed since (a test's
+    # override) is masked too. Registering a known value is a set lookup.
+    register_configured_secrets()
+    return redact_text(report)
 
 
 class SecretsReporter(ExceptionReporter):
@@ -110,7 +117,7 @@ class SecretsReporter(ExceptionReporter):
 
     # Masking replaces plain text in a page Django already escaped: it stays safe.
     def get_traceback_html(self) -> SafeString:
-        return mark_safe(mask_secrets(super().get_traceback_html()))
+        return mark_safe(_masked(super().get_traceback_html()))
 
     def get_traceback_text(self) -> SafeString:
-        return mark_safe(mask_secrets(super().get_traceback_text()))
+        return mark_safe(_masked(super().get_traceback_text()))

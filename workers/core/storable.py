@@ -13,6 +13,8 @@ import json
 import traceback
 from typing import Any
 
+from workers.core.redact import redact_text
+
 _STRICT_JSON = json.JSONEncoder(allow_nan=False)
 
 
@@ -44,5 +46,5 @@ def storable_message(exc: BaseException) -> str:
 def describe(exc: BaseException, limit: int = 8000) -> str:
     """The exception and its traceback, bounded so a huge error cannot bloat a row, and
     encodable: an error text is written to Redis (a dead letter), logs and pages as it is."""
-    text = encodable("".join(traceback.format_exception(exc)).strip())
+    text = redact_text(encodable("".join(traceback.format_exception(exc)).strip()))
     return text if len(text) <= limit else f"{text[: limit // 2]}\n...\n{text[-limit // 2 :]}"

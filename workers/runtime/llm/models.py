@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict
 
 from workers.core import tracing
 from workers.core.errors import ConfigurationError
+from workers.core.redact import mask_secrets, register_secrets
 from workers.runtime.llm.config import LLMConfig
 from workers.runtime.llm.errors import ModelCallFailed
 
@@ -88,6 +89,10 @@ class OpenAIChatModel:
     def __init__(self, config: LLMConfig) -> None:
         self.config = config
         self.name = config.model
+        # The key leaves the process from here, whoever built the config: an endpoint that
+        # echoes it (a 401 "Incorrect API key provided: sk-...") must not put it in error
+        # texts, logs, dead letters or pages.
+        register_secrets(config.api_key)
 
     @traced
     async def complete(self, messages: list[Message], tools: list[ToolSchema]) -> Completion:
@@ -104,7 +109,8 @@ class OpenAIChatModel:
                     tools=cast(Any, tools) if tools else openai.omit,
                 )
         except openai.OpenAIError as exc:
-            raise ModelCallFailed(f"model {self.config.model!r}: {exc}") from exc
+            # Masked here too: an agent may keep the message (in its result, say).
+            raise ModelCallFailed(mask_secrets(f"model {self.config.model!r}: {exc}")) from exc
         if not response.choices:
             raise ModelCallFailed(f"model {self.config.model!r} answered with no choices")
         choice = response.choices[0]
