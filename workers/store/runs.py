@@ -89,8 +89,7 @@ def succeeded(hashes: list[str]) -> list[tuple[str, str]]:
     here, not in SQL: given ``status = ...`` SQLite prefers the status index and scans every
     succeeded row instead of looking the hashes up in the unique index."""
     found: list[tuple[str, str, str]] = []
-    cursor = raw_cursor()
-    try:
+    with raw_cursor() as cursor:
         if is_postgresql():  # one statement, the same text for any number of hashes
             found = cursor.execute(ANY_SQL, [hashes]).fetchall()
         else:
@@ -98,8 +97,6 @@ def succeeded(hashes: list[str]) -> list[tuple[str, str]]:
                 chunk = hashes[i : i + CHUNK_ROWS]
                 cursor.execute(placeholders(_select_sql(len(chunk))), chunk)
                 found += cursor.fetchall()
-    finally:
-        cursor.close()
     return [(h, lease) for h, lease, status in found if status == SUCCEEDED]
 
 
@@ -245,15 +242,9 @@ class DjangoRunStore:
         if not rows:
             return 0
         if is_postgresql() and len({r[0] for r in rows}) == len(rows):
-            cursor = raw_cursor()
-            try:
+            with raw_cursor() as cursor:
                 cursor.execute(upsert_sql(fenced, batch=True), as_columns(sorted(rows)))
                 return int(cursor.rowcount)
-            finally:
-                cursor.close()
-        cursor = raw_cursor()
-        try:
+        with raw_cursor() as cursor:
             cursor.executemany(placeholders(upsert_sql(fenced)), rows)
             return int(cursor.rowcount)
-        finally:
-            cursor.close()

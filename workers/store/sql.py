@@ -7,10 +7,11 @@ between SQLite and PostgreSQL, values passed through Django's own adapters.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import closing, contextmanager
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
 from django.conf import settings
 from django.db import connection
@@ -21,11 +22,39 @@ from workers.core.storable import strict_json
 CHUNK_ROWS = 500
 
 
-def raw_cursor() -> Any:
+@contextmanager
+def raw_cursor() -> Iterator[Any]:
     """The DB-API cursor, not Django's wrapper: with DEBUG on, the wrapper would keep the
-    text of these long statements in its query log (megabytes) and render every parameter."""
+    text of these long statements in its query log (megabytes) and render every parameter.
+
+    Bypassing the wrapper must not bypass its health handling, or a connection the server
+    dropped (a restart, a failover) is used forever: a driver error marks the connection
+    as the wrapper does, and outside a transaction one that no longer works is closed at
+    once, so the next call opens a new one. Inside ``atomic()``, its failed rollback closes
+    it (Django's own handling)."""
     connection.ensure_connection()
-    return connection.connection.cursor()
+    try:
+        with closing(connection.connection.cursor()) as cursor:
+            yield cursor
+    except driver_errors() as exc:
+        _after_error(exc)
+        raise
+
+
+def driver_errors() -> type[Exception]:
+    """The base class of this connection's driver's (PEP 249) errors."""
+    db: Any = getattr(connection, "Database")  # noqa: B009 (untyped in django-stubs)
+    return cast(type[Exception], db.Error)
+
+
+def _after_error(exc: Exception) -> None:
+    db: Any = getattr(connection, "Database")  # noqa: B009
+    if isinstance(exc, (db.DataError, db.IntegrityError)):
+        return  # the row's fault, never the connection's (as Django's wrapper decides)
+    connection.errors_occurred = True
+    if not connection.in_atomic_block:
+        # Checks the connection (SELECT 1) only after an error; closes it if it fails.
+        connection.close_if_unusable_or_obsolete()
 
 
 def is_postgresql() -> bool:
@@ -36,16 +65,13 @@ def is_postgresql() -> bool:
 def column_types(table: str) -> dict[str, str]:
     """PostgreSQL's type name of each column (``varchar``, ``int4``, ``jsonb``...): the
     element type of the array each column's values are sent as."""
-    cursor = raw_cursor()
-    try:
+    with raw_cursor() as cursor:
         cursor.execute(
             "SELECT column_name, udt_name FROM information_schema.columns "
             "WHERE table_schema = current_schema() AND table_name = %s",
             [table],
         )
         return dict(cursor.fetchall())
-    finally:
-        cursor.close()
 
 
 def unnest_rows(table: str, columns: Sequence[str]) -> str:
@@ -119,19 +145,13 @@ def insert_rows(table: str, columns: Sequence[str], rows: list[list[Any]]) -> No
         return
     head = f"INSERT INTO {table} ({', '.join(columns)}) "
     if is_postgresql():
-        cursor = raw_cursor()
-        try:
+        with raw_cursor() as cursor:
             cursor.execute(head + unnest_rows(table, columns), as_columns(rows))
-        finally:
-            cursor.close()
         return
     row = f"({', '.join(['%s'] * len(columns))})"
     head += "VALUES "
-    cursor = raw_cursor()
-    try:
+    with raw_cursor() as cursor:
         for i in range(0, len(rows), CHUNK_ROWS):
             chunk = rows[i : i + CHUNK_ROWS]
             sql = placeholders(head + ", ".join([row] * len(chunk)))
             cursor.execute(sql, [v for r in chunk for v in r])
-    finally:
-        cursor.close()

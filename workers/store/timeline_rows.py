@@ -114,13 +114,10 @@ def _hashes_of_entries(entries: list[tuple[str, str]]) -> dict[tuple[str, str], 
     """``(stream, entry id)`` -> event hashes its earlier steps name (rare: no hurry)."""
     found: dict[tuple[str, str], set[str]] = {}
     sql = f"SELECT event_hash FROM {TABLE} WHERE stream = %s AND entry_id = %s"
-    cursor = raw_cursor()
-    try:
+    with raw_cursor() as cursor:
         for entry in set(entries):
             cursor.execute(placeholders(sql), list(entry))
             found[entry] = {h for (h,) in cursor.fetchall()}
-    finally:
-        cursor.close()
     return found
 
 
