@@ -2,9 +2,10 @@
 ``LOG_FORMAT``) or key=value text.
 
 A line logged while an agent handles an event (its own ``logging`` calls included, in its
-task or its threads) carries that event's hash, entry id, type, consumer and, with tracing
-on, trace id: the formatters read them from ``HANDLING``, the context variable the engine
-sets once per attempt (``AgentContext.enter``), so nothing is added per line when idle.
+task or its threads) carries that event's hash, entry id, type, consumer, the run's id and the
+attempt's number and fencing token and, with tracing on, trace id: the formatters read them
+from ``HANDLING``, the context variable the engine sets once per attempt
+(``AgentContext.enter``), so nothing is added per line when idle.
 
 Both formatters pass the finished line through ``redact_text``: a URL with a password that
 reaches a log message, a field or a traceback is masked, whoever logged it. ``RepeatFilter``
@@ -18,6 +19,7 @@ import logging
 import re
 import threading
 import time
+import weakref
 from collections.abc import Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -44,6 +46,9 @@ class Handling(Protocol):
     entry_id: str
     event_type: str
     consumer: str
+    # The entry's delivery count when this attempt started, and the attempt's fencing token.
+    deliveries: int
+    token: int
 
 
 # Set by the engine around each attempt; copied into the agent's threads with its context.
@@ -64,11 +69,20 @@ def extras(record: logging.LogRecord) -> dict[str, Any]:
         "entry_id": event.entry_id,
         "event_type": event.event_type,
         "consumer": event.consumer,
+        **attempt_fields(event.event_hash, event.deliveries, event.token),
     }
     trace_id = tracing.current_trace_id()
     if trace_id is not None:
         fields["trace_id"] = trace_id
     return {**fields, **found}
+
+
+def attempt_fields(event_hash: str, deliveries: int, token: int) -> dict[str, Any]:
+    """Which run and which attempt a line is about. ``run_id`` is what the console finds a run
+    by (``/events/<run_id>/``: one run per event, keyed by its hash); ``attempt`` is the entry's
+    delivery count, as the timeline's attempt column; ``token`` the attempt's fencing token
+    (``AgentRun.attempts``: how many times an agent started on the event)."""
+    return {"run_id": event_hash, "attempt": deliveries, "token": token}
 
 
 class JsonFormatter(logging.Formatter):
@@ -104,6 +118,8 @@ _FAILURE_CLASS = re.compile(r"^\s*((?:[A-Za-z_]\w*\.)*[A-Z]\w*)(?:: |:?$)")
 REPEAT_WINDOW_S = 60.0
 # Windows kept for lines seen once: past this many, the ones that ended are let go.
 MAX_WINDOWS = 512
+# Every RepeatFilter alive, for flush_repeats; a filter no handler holds any more goes.
+_FILTERS: weakref.WeakSet[RepeatFilter] = weakref.WeakSet()
 
 
 def failure_class(record: logging.LogRecord) -> str:
@@ -129,6 +145,13 @@ class _Window:
     timer: threading.Timer | None = None
 
 
+def flush_repeats() -> None:
+    """Report every count every ``RepeatFilter`` of this process holds now: the filters are
+    built by ``logging.config`` from ``LOGGING``, so a stopping worker finds them here."""
+    for repeats in list(_FILTERS):
+        repeats.flush()
+
+
 class RepeatFilter(logging.Filter):
     """Rate-limits repeated failure lines instead of dropping them.
 
@@ -136,9 +159,9 @@ class RepeatFilter(logging.Filter):
     within ``window_s`` is counted, and when the window ends one line says how many there
     were: ``agent failed: workers.examples.demo.agents.DemoFailure (x57 more in the last
     60 s)``. Under demo traffic every event's failure was a line, and the first one the reader
-    needed scrolled away; an error that happens once still shows at once, whole. A window still
-    open when the process exits goes unreported (its first line was logged): at exit the
-    log's stream may already be closed.
+    needed scrolled away; an error that happens once still shows at once, whole. A worker
+    reports the windows still open when it stops (``flush_repeats``), while its log's stream is
+    still open: a worker stopped inside the minute does not lose the count.
     """
 
     def __init__(self, window_s: float = REPEAT_WINDOW_S, min_level: int = logging.WARNING):
@@ -147,6 +170,7 @@ class RepeatFilter(logging.Filter):
         self.min_level = min_level
         self._windows: dict[tuple[str, int, str, str], _Window] = {}
         self._lock = threading.Lock()
+        _FILTERS.add(self)
 
     def filter(self, record: logging.LogRecord) -> bool:
         if record.levelno < self.min_level or getattr(record, "repeats", None) is not None:

@@ -11,6 +11,7 @@ from typing import Any
 
 from workers.core import tracing
 from workers.core.config import EngineConfig
+from workers.core.logs import attempt_fields
 from workers.core.records import Run
 from workers.engine.intake import Rejected, Runnable
 from workers.gate import Gate, Outcome, lease_name
@@ -53,6 +54,7 @@ class Attempt:
             "entry_id": self.delivery.entry_id,
             "event_type": self.runnable.event.type,
             "consumer": self.owner.rsplit("/", 1)[0],  # owner is "<consumer>/<entry id>"
+            **attempt_fields(self.event_hash, self.delivery.deliveries, self.token),
         }
         if self.trace is not None:
             fields["trace_id"] = self.trace.trace_id()

@@ -12,6 +12,7 @@ from redis.asyncio import Redis
 
 from workers.core import tracing
 from workers.core.config import EngineConfig
+from workers.core.logs import flush_repeats
 from workers.core.registry import Registry
 from workers.engine.slots import Slots
 from workers.engine.worker import Worker
@@ -69,6 +70,7 @@ async def serve(
     processed = sum(worker.processed for worker in workers)
     log.info("worker %s stopped after %d events", config.consumer, processed)
 
+    flush_repeats()  # failures counted in this minute: reported before the process ends
 
 def partition_workers(
     config: EngineConfig,
