@@ -1,7 +1,8 @@
 """Health marks and the state of a pending entry: the console's one judgement, no I/O.
 
 A mark fires only on trouble someone must act on: work that no live worker will take, an
-entry that should have been reclaimed and was not, a paused group. Failures, retries, dead
+entry that should have been reclaimed and was not, a paused group. A paused group reads as
+paused, never as stuck: its workers neither read nor reclaim on purpose. Failures, retries, dead
 letters and idempotency hits are the engine doing its job: they are figures and charts, not
 marks (docs/console.md, "Reading the numbers", defines each rule exactly as computed here).
 """
@@ -39,9 +40,10 @@ class Health:
 class PendingState:
     """What a pending entry is doing, for people: ``waiting`` until ``due_ms`` (held back on
     purpose), ``idle`` (delivered ``idle_ms`` ago, not reclaimable yet), ``reclaimable`` (any
-    worker may take it now) or ``stuck`` (reclaimable past the grace and not taken)."""
+    worker may take it now), ``stuck`` (reclaimable past the grace and not taken) or
+    ``paused`` (reclaimable, but its group is paused: nothing reclaims until it is resumed)."""
 
-    kind: Literal["waiting", "idle", "reclaimable", "stuck"]
+    kind: Literal["waiting", "idle", "reclaimable", "stuck", "paused"]
     idle_ms: int
     due_ms: int | None = None
     # How far off ``due_ms`` was when the sample was read.
@@ -52,10 +54,13 @@ class PendingState:
     retry_due_ms: int | None = None
 
 
-def pending_state(idle_ms: int, due_ms: int | None, at_ms: int, claim_idle_ms: int) -> PendingState:
+def pending_state(
+    idle_ms: int, due_ms: int | None, at_ms: int, claim_idle_ms: int, *, paused: bool = False
+) -> PendingState:
     """``due_ms`` is what the engine wrote in ``waits`` for this entry, if anything. It is
     believed only while the entry's idle time still says the same thing (reclaimable at about
-    ``due_ms``): an operator's "retry now" or claim changes the idle time and not the record."""
+    ``due_ms``): an operator's "retry now" or claim changes the idle time and not the record.
+    ``paused``: the entry's group is paused, so nothing reclaims it ("paused", not "stuck")."""
     reclaimable_at = at_ms + claim_idle_ms - idle_ms
     if (
         due_ms is not None
@@ -63,6 +68,10 @@ def pending_state(idle_ms: int, due_ms: int | None, at_ms: int, claim_idle_ms: i
         and (reclaimable_at <= due_ms + DUE_SLACK_MS)
     ):
         return PendingState("waiting", idle_ms, due_ms, due_ms - at_ms)
+    if idle_ms >= claim_idle_ms and paused:
+        # Paused workers do not reclaim: "the next reclaim takes it" and "stuck" are both
+        # untrue until someone resumes the group.
+        return PendingState("paused", idle_ms)
     if idle_ms > stuck_after_ms(claim_idle_ms):
         return PendingState("stuck", idle_ms)
     if idle_ms >= claim_idle_ms:
@@ -75,12 +84,29 @@ def oldest_pending(group: GroupInfo, at_ms: int, claim_idle_ms: int) -> PendingS
     if group.oldest_pending_idle_ms is None:
         return None
     return pending_state(
-        group.oldest_pending_idle_ms, group.oldest_pending_due_ms, at_ms, claim_idle_ms
+        group.oldest_pending_idle_ms,
+        group.oldest_pending_due_ms,
+        at_ms,
+        claim_idle_ms,
+        paused=bool(group.paused_by),
     )
 
 
 def _count(n: int, one: str, many: str) -> str:
     return f"{n:,} {one if n == 1 else many}"
+
+
+def _stuck(group: GroupInfo, claim_idle_ms: int) -> str | None:
+    """Why the group is stuck: its oldest pending entry is reclaimable past the grace and no
+    live worker took it. Never for a paused group: pausing stops reclaims on purpose."""
+    idle_ms = group.oldest_pending_idle_ms
+    if group.paused_by or idle_ms is None or idle_ms <= stuck_after_ms(claim_idle_ms):
+        return None
+    overdue_s = (idle_ms - claim_idle_ms) / 1000
+    return (
+        f"stuck: the oldest pending entry could be reclaimed {overdue_s:,.0f} s ago and "
+        "no worker has taken it"
+    )
 
 
 def group_health(group: GroupInfo, claim_idle_ms: int) -> Health:
@@ -106,14 +132,8 @@ def group_health(group: GroupInfo, claim_idle_ms: int) -> Health:
         else:
             reasons.append("no live consumer: new events will wait for a worker")
             level = "warn" if level == "ok" else level
-    elif group.oldest_pending_idle_ms is not None and group.oldest_pending_idle_ms > stuck_after_ms(
-        claim_idle_ms
-    ):
-        overdue_s = (group.oldest_pending_idle_ms - claim_idle_ms) / 1000
-        reasons.append(
-            f"stuck: the oldest pending entry could be reclaimed {overdue_s:,.0f} s ago and "
-            "no worker has taken it"
-        )
+    elif (stuck := _stuck(group, claim_idle_ms)) is not None:
+        reasons.append(stuck)
         level = "bad"
     return Health(level, reasons)
 
