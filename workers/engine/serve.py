@@ -69,8 +69,8 @@ async def serve(
         await client.aclose()
     processed = sum(worker.processed for worker in workers)
     log.info("worker %s stopped after %d events", config.consumer, processed)
-
     flush_repeats()  # failures counted in this minute: reported before the process ends
+
 
 def partition_workers(
     config: EngineConfig,
