@@ -1,6 +1,7 @@
 """Calling an agent: its context for one attempt; async agents on the loop, sync ones in the
 worker's thread pool, each with its context set for the tools it calls (``rate_limited``,
-``current_context``) and the log lines it writes. With tracing on, the attempt's spans."""
+``current_context``) and the log lines it writes. With tracing on, the attempt's spans.
+Whatever the agent raises becomes its outcome (``failed``)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,10 @@ from typing import Any
 
 from workers.core import tracing
 from workers.core.config import EngineConfig
+from workers.core.errors import Deferred
+from workers.core.storable import describe
 from workers.engine.attempts import Attempt
+from workers.engine.outcomes import Settled
 from workers.runtime.context import AgentContext, Services, SyncAgentContext
 
 
@@ -29,6 +33,20 @@ def context_for(services: Services, config: EngineConfig, attempt: Attempt) -> A
         lease=attempt.lease,
         entry_id=attempt.delivery.entry_id,
     )
+
+
+def failed(attempt: Attempt, exc: BaseException) -> Settled:
+    """Whatever an agent raises is its outcome: ``Deferred`` (a rate budget) reruns it; any
+    other class, ``SystemExit`` from a library's sys.exit(), ``KeyboardInterrupt``,
+    ``GeneratorExit`` or a CancelledError let out of a helper task, is its failure."""
+    if isinstance(exc, Deferred):
+        return Settled(attempt, ok=False, error=str(exc), wait_ms=exc.wait_ms)
+    return Settled(attempt, ok=False, error=describe(exc))
+
+
+def cancelled(task: asyncio.Task[Any] | None) -> bool:
+    """Was ``task`` itself cancelled, rather than handed a CancelledError by code it awaited?"""
+    return task is not None and task.cancelling() > 0
 
 
 async def invoke(

@@ -21,15 +21,13 @@ import redis
 from redis.asyncio import Redis
 
 from workers.core.config import EngineConfig
-from workers.core.errors import Deferred
 from workers.core.registry import Registry
-from workers.core.storable import describe
 from workers.engine.attempts import Attempt, HashGroup, Settlement, exhausted, gate_groups
 from workers.engine.defer import Deferrals
 from workers.engine.housekeeping import Housekeeper, Status
 from workers.engine.intake import sort_deliveries
-from workers.engine.invoke import context_for, invoke
-from workers.engine.outcomes import Settled, succeeded
+from workers.engine.invoke import cancelled, context_for, failed, invoke
+from workers.engine.outcomes import succeeded
 from workers.engine.ports import Ports
 from workers.engine.reclaim import Reclaimer
 from workers.engine.settle import Settler
@@ -356,12 +354,13 @@ class Worker:
         ctx = context_for(self.services, self.config, attempt)
         try:
             async with self.slots.turns:  # waits only when the process's loops over-read
-                value = await invoke(attempt, ctx, self._agents)
-            outcome = succeeded(attempt, value)
-        except Deferred as deferred:
-            outcome = Settled(attempt, ok=False, error=str(deferred), wait_ms=deferred.wait_ms)
-        except Exception as exc:
-            outcome = Settled(attempt, ok=False, error=describe(exc))
+                outcome = succeeded(attempt, await invoke(attempt, ctx, self._agents))
+        except BaseException as exc:
+            # Caught here, in the task's own coroutine: a GeneratorExit out of a sync agent's
+            # future, caught one coroutine further down, came out again at this await.
+            if isinstance(exc, asyncio.CancelledError) and cancelled(asyncio.current_task()):
+                raise  # the drain cancelled this task: not the agent's doing
+            outcome = failed(attempt, exc)
         finally:
             self.slots.give_back()
         outcome.usage, outcome.spent = ctx.usage, ctx.spent
