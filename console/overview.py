@@ -7,7 +7,8 @@ from dataclasses import dataclass
 from console import health, metrics
 from console.health import Health, PendingState
 from workers.monitor.history import Point, to_point
-from workers.monitor.sample import GroupInfo, Sample, StreamInfo, UsageByType, WorkerInfo
+from workers.monitor.sample import GroupInfo, Sample, StreamInfo, WorkerInfo
+from workers.monitor.usage import UsageRow, usage_rows
 from workers.runtime.ratelimit import Level
 
 # Rates are averaged over this window so the numbers do not flicker with every tick.
@@ -43,15 +44,6 @@ class BudgetRow:
     fill_pct: int
     # Tokens already promised to deferred events (the level below zero), else 0.
     reserved: float
-
-
-@dataclass(frozen=True, slots=True)
-class UsageRow:
-    event_type: str
-    calls: int
-    prompt_tokens: int
-    completion_tokens: int
-    cost_usd: float
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,21 +88,6 @@ def budget_rows(budgets: list[Level]) -> list[BudgetRow]:
         )
         for level in budgets
     ]
-
-
-def usage_rows(usage: UsageByType) -> list[UsageRow]:
-    """One row per event type, the most expensive first (then the busiest)."""
-    rows = [
-        UsageRow(
-            event_type,
-            int(u["calls"]),
-            int(u["prompt_tokens"]),
-            int(u["completion_tokens"]),
-            u["cost_usd"],
-        )
-        for event_type, u in usage.items()
-    ]
-    return sorted(rows, key=lambda r: (-r.cost_usd, -r.calls, r.event_type))
 
 
 def build(sample: Sample, recent: list[Point], claim_idle_ms: int) -> Overview:

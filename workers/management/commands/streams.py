@@ -1,9 +1,10 @@
-"""``manage.py streams``: streams, groups, lag and the engine's counters."""
+"""``manage.py streams``: streams, groups, lag, the engine's counters and model usage."""
 
 from __future__ import annotations
 
 import json
 from argparse import ArgumentParser
+from dataclasses import asdict
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
@@ -11,11 +12,13 @@ from django.core.management.base import BaseCommand, CommandError
 from workers.core.errors import StreamdeskError
 from workers.from_settings import configured_streams, engine_config, redis_client
 from workers.monitor.sample import Sample, collect
+from workers.monitor.usage import UsageRow, usage_rows, usage_total, usd
 from workers.redis import stats
 
 
 def as_dict(sample: Sample) -> dict[str, Any]:
-    """One JSON object: each stream with its groups, then the engine's counters in total."""
+    """One JSON object: each stream with its groups, the engine's counters in total, then
+    model usage (tokens and estimated cost) by event type and in total, as the console's."""
     out: dict[str, Any] = {
         "streams": [
             {
@@ -36,6 +39,11 @@ def as_dict(sample: Sample) -> dict[str, Any]:
         ]
     }
     out.update(totals(sample))
+    rows = usage_rows(sample.usage)
+    out["usage"] = {
+        "by_type": [asdict(r) for r in rows],
+        "total": {k: v for k, v in asdict(usage_total(rows)).items() if k != "event_type"},
+    }
     return out
 
 
@@ -60,11 +68,32 @@ def render_text(sample: Sample) -> str:
         lines.append("no streams yet")
     counters = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in totals(sample).items())
     lines.append(f"engine: {counters}")
+    lines += usage_lines(sample)
     return "\n".join(lines)
 
 
+def usage_lines(sample: Sample) -> list[str]:
+    """Model usage in total, then by event type (the most expensive first)."""
+    rows = usage_rows(sample.usage)
+    if not rows:
+        return ["model usage: no model calls recorded yet"]
+    return [f"model usage: {_usage(usage_total(rows))}"] + [
+        f"  {r.event_type}: {_usage(r)}" for r in rows
+    ]
+
+
+def _usage(r: UsageRow) -> str:
+    return (
+        f"{r.calls:,} calls, {r.prompt_tokens:,} prompt tokens, "
+        f"{r.completion_tokens:,} completion tokens, {usd(r.cost_usd)} estimated"
+    )
+
+
 class Command(BaseCommand):
-    help = "Show each stream's length and dead letters, each group's consumers, pending and lag."
+    help = (
+        "Show each stream's length and dead letters, each group's consumers, pending and lag, "
+        "the engine's counters and model usage (tokens, estimated cost) by event type."
+    )
 
     def add_arguments(self, parser: ArgumentParser) -> None:
         parser.add_argument("--json", action="store_true", help="print one JSON object")
