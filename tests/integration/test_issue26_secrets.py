@@ -18,9 +18,13 @@ from typing import Any
 
 import pytest
 import redis
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from tests.support.engine import STREAM, AnyData, counters, run_burst, xadd
 from tests.support.llm_server import scripted_server
+from workers.core import tracing
 from workers.core.config import EngineConfig
 from workers.core.logs import JsonFormatter, TextFormatter
 from workers.core.registry import Registry
@@ -87,3 +91,35 @@ def test_an_api_key_echoed_by_the_endpoint_is_masked_everywhere(
     assert "Incorrect API key provided: ***." in letter["error"]
     assert any("Incorrect API key provided: ***." in detail for detail in details)
     assert "ModelCallFailed" in lines
+
+
+@pytest.fixture
+def spans() -> Iterator[InMemorySpanExporter]:
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    tracing.activate(provider)
+    yield exporter
+    tracing.deactivate()
+    provider.shutdown()
+
+
+def test_spans_record_the_failure_with_the_key_masked(
+    r: redis.Redis, redis_url: str, config: EngineConfig, spans: InMemorySpanExporter
+) -> None:
+    # Spans leave the process for a collector: the exception they record is redacted too.
+    key = f"sk-proj-{secrets.token_urlsafe(24)}"
+    xadd(r, {"type": "t.llm", "id": "1", "data": {}})
+    with scripted_server([echoed_401(key)]) as server:
+        llm = LLMConfig(base_url=server.url, api_key=key, model="m", max_retries=0)
+        once = dataclasses.replace(config, max_deliveries=1)
+        run_burst(redis_url, once, calling_the_model(), llm=llm)
+    finished = spans.get_finished_spans()
+    recorded = [
+        json.dumps([dict(e.attributes or {}) for e in one.events] + [one.status.description])
+        for one in finished
+    ]
+    assert not [text for text in recorded if key in text]
+    chat = next(one for one in finished if one.name == "chat m")
+    [event] = chat.events
+    assert "Incorrect API key provided: ***." in str((event.attributes or {})["exception.message"])

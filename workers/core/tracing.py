@@ -26,6 +26,7 @@ from typing import Any
 
 from workers.core.errors import ConfigurationError, Deferred
 from workers.core.events import Envelope, event_hash
+from workers.core.span_errors import record_exception, record_failure, started
 
 log = logging.getLogger("streamdesk.tracing")
 
@@ -220,8 +221,7 @@ def sending(stream: str, envelopes: list[Envelope]) -> Iterator[Sending]:
         yield out
     except BaseException as exc:
         for one in out.spans:
-            one.record_exception(exc)
-            one.set_status(trace.StatusCode.ERROR, str(exc))
+            record_failure(one, exc)
         raise
     finally:
         for one in out.spans:
@@ -246,7 +246,7 @@ def span(name: str, attributes: Mapping[str, Any] | None = None) -> Iterator[Any
     if not ACTIVE:
         yield None
         return
-    with _tracer.start_as_current_span(name, attributes=attributes) as one:
+    with started(_tracer, name, attributes=attributes) as one:
         yield one
 
 
@@ -287,7 +287,7 @@ def server_span(
     if TRACEPARENT in headers and not trace.get_current_span().get_span_context().is_valid:
         parent = _propagator.extract(headers)
     kind = trace.SpanKind.SERVER
-    with _tracer.start_as_current_span(name, parent, kind, attributes=attributes) as one:
+    with started(_tracer, name, parent, kind, attributes=attributes) as one:
         yield one
 
 
@@ -358,7 +358,7 @@ class AttemptTrace:
                     agent.set_attribute("streamdesk.deferred_ms", exc.wait_ms)
                     raise
                 except BaseException as exc:
-                    agent.record_exception(exc)
+                    record_exception(agent, exc)
                     self.error = type(exc).__name__
                     agent.set_status(trace.StatusCode.ERROR, self.error)
                     if isinstance(exc, asyncio.CancelledError):
