@@ -18,10 +18,12 @@ from typing import Any
 
 import pytest
 import redis
+from django.test import Client
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
+from tests.support.console import member_of
 from tests.support.engine import STREAM, AnyData, counters, run_burst, xadd
 from tests.support.llm_server import scripted_server
 from workers.core import tracing
@@ -91,6 +93,13 @@ def test_an_api_key_echoed_by_the_endpoint_is_masked_everywhere(
     assert "Incorrect API key provided: ***." in letter["error"]
     assert any("Incorrect API key provided: ***." in detail for detail in details)
     assert "ModelCallFailed" in lines
+    # And so do the pages a viewer opens: the event's and the dead letters'.
+    viewer = Client()
+    viewer.force_login(member_of("vera", "viewers"))
+    for path in (f"/events/{run.event_hash}/", f"/streams/{STREAM}/dead/"):
+        page = viewer.get(path)
+        assert page.status_code == 200 and key not in page.content.decode(), path
+    assert "Incorrect API key provided: ***." in page.content.decode()
 
 
 @pytest.fixture
