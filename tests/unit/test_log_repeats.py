@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from workers.core.logs import RepeatFilter, failure_class
+from workers.core.logs import RepeatFilter, failure_class, flush_repeats
 
 FAILED = "agent failed (%s); retry in %d ms"
 
@@ -134,3 +134,14 @@ def test_failure_class_names_the_exception_class(
     if reason:
         record.reason = reason
     assert failure_class(record) == expected
+
+
+def test_flush_repeats_reports_the_counts_of_every_filter_alive(
+    log: tuple[logging.Logger, RepeatFilter, Lines],
+) -> None:
+    # A stopping worker holds no reference to the filters logging.config built from LOGGING.
+    logger, _, lines = log
+    for n in range(3):
+        logger.warning(FAILED, f"KeyError: {n}", 0)
+    flush_repeats()
+    assert lines.lines[1] == "agent failed: KeyError (x2 more in the last 0 s)"
