@@ -5,10 +5,20 @@ from __future__ import annotations
 from typing import Any
 
 from channels_redis.pubsub import RedisPubSubChannelLayer
+from redis.asyncio.retry import Retry
+from redis.backoff import ExponentialBackoff
 
 from console.sampler import Sampler
 from workers.core.keys import Keys
 from workers.from_settings import engine_config, rate_budgets, redis_client, redis_url
+
+# Tries of a channel-layer command after the first: after a Redis restart the layer's kept
+# connection is dead, and redis-py's default (no retry) let the first websocket's subscribe
+# fail with it (a 500) while it reconnected for the next one. A retry reconnects (and
+# resubscribes the open sockets' channels) at once; a server that stays down still fails.
+LAYER_RETRIES = 3
+LAYER_BACKOFF_CAP_S = 0.5
+LAYER_BACKOFF_BASE_S = 0.05
 
 
 def keys() -> Keys:
@@ -27,6 +37,9 @@ class ChannelLayer(RedisPubSubChannelLayer):  # type: ignore[misc]
     """
 
     def __init__(self, **kwargs: Any) -> None:
-        kwargs.setdefault("hosts", [redis_url()])
+        backoff = ExponentialBackoff(cap=LAYER_BACKOFF_CAP_S, base=LAYER_BACKOFF_BASE_S)
+        kwargs.setdefault(
+            "hosts", [{"address": redis_url(), "retry": Retry(backoff, LAYER_RETRIES)}]
+        )
         kwargs.setdefault("prefix", keys().channels)
         super().__init__(**kwargs)

@@ -1,0 +1,61 @@
+"""Issue 26, item 14: the first websocket after a Redis restart is accepted, not a 500.
+
+The channel layer keeps its connection between sockets; after a restart that connection is
+dead, and its first use failed the handshake while it reconnected for the next socket. A real
+server is restarted here (its own, so the session's server and its data are not touched).
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from channels.layers import channel_layers
+from channels.testing import WebsocketCommunicator
+from django.test import Client, override_settings
+
+from console import ticker
+from console.asgi import application
+from tests.support.console import HOST, ORIGIN, cookie_header
+from workers import from_settings
+from workers.redis.embedded import PrivateServer
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
+
+
+@pytest.fixture
+def own_server() -> Iterator[PrivateServer]:
+    """A server of this test's own, behind the console's client and a fresh channel layer."""
+    server = PrivateServer(Path(tempfile.mkdtemp(prefix="streamdesk-test-ws-"))).start()
+    try:
+        with override_settings(REDIS_URL=server.url):
+            from_settings._client.cache_clear()
+            channel_layers.backends.clear()  # the next socket builds its layer on this server
+            yield server
+    finally:
+        from_settings._client.cache_clear()
+        channel_layers.backends.clear()
+        server.stop()
+
+
+async def _socket_opens(client: Client) -> bool:
+    communicator = WebsocketCommunicator(
+        application, "/ws/dashboard/", headers=[HOST, ORIGIN, cookie_header(client)]
+    )
+    try:
+        connected, _ = await communicator.connect(timeout=5)
+        return bool(connected)
+    finally:
+        await communicator.disconnect()
+        await ticker.stop()
+
+
+async def test_first_websocket_after_a_redis_restart_is_accepted(
+    own_server: PrivateServer, staff_client: Client
+) -> None:
+    assert await _socket_opens(staff_client)
+    own_server.restart()
+    assert await _socket_opens(staff_client)  # the first one after: it failed with a 500
+    assert await _socket_opens(staff_client)
