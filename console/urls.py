@@ -47,6 +47,8 @@ urlpatterns = [
         name="login",
     ),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
+    # Before the admin's own: a locked-out sign-in is a 429 there too (views/access.py).
+    path("admin/login/", access.admin_login, name="admin_login"),
     path("admin/", admin.site.urls),
     # Browsers ask for /favicon.ico whatever the page links: send them to the static file.
     path(

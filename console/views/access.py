@@ -6,10 +6,14 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
+from django.contrib import admin
+from django.contrib.admin.forms import AdminAuthenticationForm
+from django.contrib.auth import REDIRECT_FIELD_NAME
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse, HttpResponseBase
+from django.shortcuts import render
 from django_htmx.middleware import HtmxDetails
 
 from console import throttle
@@ -60,8 +64,7 @@ class LoginView(auth_views.LoginView):
     redirect_authenticated_user = True
 
     def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-        username = str(request.POST.get("username", ""))
-        wait_s = throttle.throttle().wait_s(username, throttle.client_address(request))
+        username, wait_s = _locked_out(request)
         if not wait_s:
             return super().post(request, *args, **kwargs)
         form = self.get_form_class()(request, initial={"username": username})
@@ -69,3 +72,36 @@ class LoginView(auth_views.LoginView):
         response = self.render_to_response(context, status=429)
         response["Retry-After"] = str(wait_s)
         return response
+
+
+def _locked_out(request: HttpRequest) -> tuple[str, int]:
+    """The typed user name, and how long sign-ins for it (or from this address) must wait."""
+    username = str(request.POST.get("username", ""))
+    return username, throttle.throttle().wait_s(username, throttle.client_address(request))
+
+
+def admin_login(request: HttpRequest) -> HttpResponse:
+    """The admin's sign-in, answering a locked-out user 429 with the wait, as the console's
+    does. The admin's own view only sees ``authenticate()`` return nobody (the throttle
+    refuses before any password is checked) and said "wrong password" with a 200."""
+    if request.method == "POST":
+        username, wait_s = _locked_out(request)
+        if wait_s:
+            return _admin_throttled(request, username, wait_s)
+    return admin.site.login(request)
+
+
+def _admin_throttled(request: HttpRequest, username: str, wait_s: int) -> HttpResponse:
+    request.current_app = admin.site.name
+    context = {
+        **admin.site.each_context(request),
+        "title": "Log in",
+        "app_path": request.get_full_path(),
+        "username": request.user.get_username(),
+        "form": AdminAuthenticationForm(request, initial={"username": username}),
+        "throttled": throttle.too_many(wait_s),
+        REDIRECT_FIELD_NAME: request.POST.get(REDIRECT_FIELD_NAME, ""),
+    }
+    response = render(request, "console/admin_login.html", context, status=429)
+    response["Retry-After"] = str(wait_s)
+    return response

@@ -80,5 +80,5 @@ def test_admin_login_counts_and_is_refused_too(r: redis.Redis, db: Any) -> None:
     for _ in range(2):
         client.post("/admin/login/", {"username": "root", "password": "wrong"})
     response = client.post("/admin/login/", {"username": "root", "password": "pw-root"})
-    assert response.status_code == 200 and "_auth_user_id" not in client.session
+    assert response.status_code == 429 and "_auth_user_id" not in client.session
     assert login("pw-root", username="root", address="10.0.0.10").status_code == 429
