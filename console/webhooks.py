@@ -3,8 +3,10 @@
 The answer comes after XADD has returned (202 with the event id and the entry id), or says
 why nothing was published: 200 a replay of a body already published inside the window,
 404 unknown source, 415 not JSON, 413 too large, 401 signature, 400 body or schema (naming
-the field), 503 Redis down or, for a ``durable`` source, no replica confirmed the event in
-time (the sender retries; the cause goes to the log, not to it).
+the field, or a body that can never be stored, such as one with a lone surrogate escape: a
+4xx so the sender stops retrying it), 503 Redis down or, for a ``durable`` source, no
+replica confirmed the event in time (the sender retries; the cause goes to the log, not to
+it).
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from workers.core.errors import (
     RedisUnavailable,
     SignatureInvalid,
 )
-from workers.core.events import Envelope
+from workers.core.events import Envelope, event_hash
 from workers.core.redact import redact_text
 from workers.core.registry import default_registry
 from workers.from_settings import partitions, redis_client
@@ -108,6 +110,18 @@ def publish_once(source: WebhookSource, envelope: Envelope, body: bytes) -> Publ
         return done
 
 
+def unpublishable(envelope: Envelope) -> str | None:
+    """Why a verified envelope can never be stored, None when it can. Checked before any
+    write, so such a body is refused whole (never half-published) with a 4xx: a 5xx had
+    senders retry it for days. JSON allows ``"\\ud800"``; no UTF-8 text can hold it."""
+    try:
+        envelope.to_json()
+        event_hash(envelope)
+    except ValueError as exc:  # UnicodeEncodeError, pydantic's serialization error
+        return f"the payload can never be stored as an event: {exc}"
+    return None
+
+
 def published(source: WebhookSource, envelope: Envelope, done: Published) -> JsonResponse:
     answer = {"id": envelope.id, "entry_id": done.entry_id, "hash": done.hash}
     if not done.duplicate:
@@ -165,6 +179,10 @@ async def _receive(
         return refused(400, str(exc))
     if isinstance(result, Challenge):
         return JsonResponse({"challenge": result.challenge})
+    why = unpublishable(result)
+    if why is not None:
+        log.warning("webhook %s: a delivery refused: %s", source, why)
+        return refused(400, why)
     try:
         done = await asyncio.to_thread(publish_once, found, result, body)
     except NotReplicated as exc:
