@@ -9,6 +9,8 @@ from django import forms
 from django.core.exceptions import ValidationError
 
 from console.browse import valid_id
+from workers.core.errors import InvalidAction
+from workers.operations import inputs
 from workers.operations.actions import DeadFilter
 
 MAX_IDS = 1_000
@@ -98,7 +100,10 @@ class DeadFilterForm(DryRunForm):
         data = super().clean() or {}
         if not data.get("ids") and not data.get("all"):
             raise ValidationError("choose dead letters, or tick 'all matching the filter'")
-        data["filter"] = DeadFilter(**self.filter_kwargs())
+        try:  # the operations' own check, so every door refuses the same windows
+            data["filter"] = inputs.dead_filter(DeadFilter(**self.filter_kwargs()))
+        except InvalidAction as exc:
+            self.add_error(exc.field if exc.field in self.fields else None, exc.message)
         return data
 
     def filter_kwargs(self) -> dict[str, Any]:

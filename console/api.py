@@ -21,18 +21,28 @@ from console import action_forms, health, services, throttle
 from console.params import NameConverter  # noqa: F401 (registers the <name:> converter)
 from console.roles import can_operate, can_view
 from console.runtime import keys
-from workers.core.errors import ActionRefused, StreamdeskError
+from workers.core.errors import (
+    ActionFailed,
+    ActionRefused,
+    PayloadInvalid,
+    RedisUnavailable,
+    StreamdeskError,
+)
 from workers.from_settings import engine_config, rate_budgets, redis_client, stream_partitions
 from workers.models import ApiToken, BulkJob, Door
 from workers.monitor.sample import GroupInfo, StreamInfo, collect
 from workers.operations import jobs
 from workers.operations.tokens import hash_token
+from workers.producers.webhooks.intake import parse_json
 from workers.runtime.ratelimit import Level
 
 JsonView = Callable[..., JsonResponse]
 # Group actions that act on a logical stream as a whole: one pause flag for its partitions.
 WHOLE_STREAM = ("pause", "resume")
 SAFE_METHODS = ("GET", "HEAD", "OPTIONS", "TRACE")
+# An action's body is an object of fields, one of them a list of ids: two levels. Deeper
+# nesting is refused before the parser recurses into it (a RecursionError, a 500, before).
+BODY_MAX_DEPTH = 8
 
 
 def error(status: int, message: str, **extra: Any) -> JsonResponse:
@@ -115,19 +125,28 @@ def api_view(*, operate: bool) -> Callable[[JsonView], JsonView]:
     return decorate
 
 
-def _body(request: HttpRequest) -> dict[str, Any] | None:
+def _body(request: HttpRequest) -> dict[str, Any] | str:
+    """The body's JSON object, or why it is not one. Bounded in depth (the webhooks' parser),
+    and text every store can hold: a lone surrogate escape (``"\\ud800"``) parses to a
+    character no UTF-8 encoder writes, and would fail the audit record after the action."""
     try:
-        data = json.loads(request.body or b"{}")
-    except ValueError:
-        return None
-    return data if isinstance(data, dict) else None
+        data = parse_json(request.body or b"{}", BODY_MAX_DEPTH)
+        json.dumps(data, ensure_ascii=False).encode("utf-8")
+    except PayloadInvalid as exc:
+        return f"the body must be a JSON object: {str(exc).removeprefix('(root): ')}"
+    except UnicodeEncodeError as exc:
+        return f"the body holds a lone surrogate escape ({exc.object[exc.start]!a}), not text"
+    return data if isinstance(data, dict) else "the body must be a JSON object"
 
 
 def _result(call: Callable[[], Any]) -> tuple[int, dict[str, Any]]:
-    """An action's HTTP status and body: 409 refused, 400 bad, 202 queued as a job."""
+    """An action's HTTP status and body: 409 refused or failed on what Redis holds (a key
+    of another type; recorded as ``failed``), 400 bad, 202 queued as a job."""
     try:
         outcome = call()
-    except ActionRefused as exc:
+    except RedisUnavailable:
+        raise  # a 503 with Retry-After, as everywhere (console/unavailable.py)
+    except (ActionRefused, ActionFailed) as exc:  # what Redis holds refused it, not the input
         return 409, {"error": str(exc)}
     except StreamdeskError as exc:
         return 400, {"error": str(exc)}
@@ -164,8 +183,8 @@ def _act(
     data = _body(request)
     if spec is None:
         return error(404, f"no action {action!r}", actions=sorted(table))
-    if data is None:
-        return error(400, "the body must be a JSON object")
+    if isinstance(data, str):
+        return error(400, data)
     unknown = _unknown_fields(data, spec.form)
     if unknown:
         return unknown
@@ -241,8 +260,8 @@ def dead_preview(request: HttpRequest, stream: str) -> JsonResponse:
 @api_view(operate=True)
 def rerun(request: HttpRequest, event_hash: str) -> JsonResponse:
     data = _body(request)
-    if data is None:
-        return error(400, "the body must be a JSON object")
+    if isinstance(data, str):
+        return error(400, data)
     unknown = _unknown_fields(data, action_forms.RerunForm)
     if unknown:
         return unknown

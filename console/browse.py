@@ -17,6 +17,7 @@ from console.params import MAX_U64, valid_entry_id
 from workers.core.errors import EventError
 from workers.core.events import decode_envelope, event_hash
 from workers.core.keys import EVENT_FIELD, Keys, dead_stream
+from workers.core.storable import encodable
 
 PAGE_SIZE = 50
 # Pending entries read to fill one page when filtering by deliveries (XPENDING cannot).
@@ -54,10 +55,11 @@ def summarize(raw: str | None) -> Summary:
         return Summary("(not JSON)", "", "", len(raw))
     if not isinstance(body, dict):
         return Summary("(not an object)", "", "", len(raw))
+    # Encodable: an escaped lone surrogate in a stored event must not stop its page.
     return Summary(
-        str(body.get("type", "(no type)")),
-        str(body.get("subject") or ""),
-        str(body.get("source") or ""),
+        encodable(str(body.get("type", "(no type)"))),
+        encodable(str(body.get("subject") or "")),
+        encodable(str(body.get("source") or "")),
         len(raw),
     )
 

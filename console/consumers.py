@@ -59,7 +59,7 @@ class DashboardConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]
         try:
             message = json.loads(text_data or "")
             names = message["subscribe"]
-        except (ValueError, TypeError, KeyError):
+        except (ValueError, TypeError, KeyError, RecursionError):
             return  # not ours to answer: the page only ever sends a subscription
         if isinstance(names, list):
             # Public names only: a viewer who names an operator variant gets nothing for it.

@@ -11,7 +11,9 @@ from typing import Any
 import redis
 
 from console import browse
+from console.params import datable_id
 from workers.core.keys import EVENT_FIELD
+from workers.core.storable import encodable
 from workers.core.tracing import trace_id_of
 from workers.models import AgentRun, StepResult
 from workers.store.durable_steps import steps_of
@@ -63,10 +65,14 @@ class EventView:
 
 
 def pretty_json(raw: str) -> str:
+    """The envelope indented for reading; as stored when it is not JSON or nests deeper than
+    the parser goes. Encodable either way: a ``\\ud800`` escape decodes to a lone
+    surrogate, which no page can be written with, so it is shown as its escape again."""
     try:
-        return json.dumps(json.loads(raw), indent=2, sort_keys=False, ensure_ascii=False)
-    except ValueError:
-        return raw
+        text = json.dumps(json.loads(raw), indent=2, sort_keys=False, ensure_ascii=False)
+    except (ValueError, RecursionError):
+        return encodable(raw)
+    return encodable(text)
 
 
 def _view(
@@ -98,7 +104,7 @@ def _view(
 def _traceparent(raw: str | None) -> str | None:
     try:
         value = json.loads(raw).get("traceparent") if raw else None
-    except (ValueError, AttributeError):
+    except (ValueError, AttributeError, RecursionError):
         return None
     return value if isinstance(value, str) else None
 
@@ -108,7 +114,8 @@ def timeline(event_hash: str | None, stream: str, entry_id: str) -> list[Step]:
     (the original and any redrive or re-run), in time order."""
     steps = steps_for(event_hash) if event_hash else []
     entries = {(s.stream, s.entry_id) for s in steps} | {(stream, entry_id)}
-    published = [published_step(st, e) for st, e in sorted(entries) if browse.valid_id(e)]
+    # An id past the year 9999 has no date to place its step at: the page still shows the rest.
+    published = [published_step(st, e) for st, e in sorted(entries) if datable_id(e)]
     return sorted([*published, *steps], key=lambda s: (s.at, s.kind != "published"))
 
 
@@ -138,7 +145,7 @@ def _durable(row: StepResult) -> DurableStep:
 
 
 def _value_text(value: Any) -> str:
-    return json.dumps(value, indent=2, ensure_ascii=False, default=str)
+    return encodable(json.dumps(value, indent=2, ensure_ascii=False, default=str))
 
 
 def _run(event_hash: str | None) -> AgentRun | None:

@@ -9,6 +9,7 @@ the database, so a bad one is a 400 that says what is wrong.
 from __future__ import annotations
 
 import re
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from django import forms
@@ -20,6 +21,10 @@ MAX_U64 = 2**64 - 1
 MAX_I64 = 2**63 - 1
 # A century: an idle or age filter longer than any entry can have been pending.
 MAX_AGE_S = 100 * 365 * 86_400
+# Python's datetimes end with the year 9999; Redis takes entry ids up to 2^64-1 ms (any
+# client may XADD one), so an id's clock may have no date to show.
+# (Integer arithmetic: the float timestamp rounds up to the year 10000.)
+MAX_DATETIME_MS = (datetime.max - datetime(1970, 1, 1)) // timedelta(milliseconds=1)
 
 # ASCII digits only (``\d`` takes other scripts' digits, which int() reads and Redis refuses).
 ENTRY_ID = re.compile(r"([0-9]{1,20})(?:-([0-9]{1,20}))?")
@@ -32,6 +37,19 @@ def valid_entry_id(value: str) -> bool:
     if found is None:
         return False
     return all(int(part) <= MAX_U64 for part in found.groups() if part is not None)
+
+
+def moment_of_ms(ms: float) -> datetime | None:
+    """A millisecond clock (an entry id's, a sample's) as UTC; None past the year 9999 or
+    before 1970, which no page can show as a date (shown as the number instead)."""
+    if not 0 <= ms <= MAX_DATETIME_MS:
+        return None
+    return datetime.fromtimestamp(ms / 1000, tz=UTC)
+
+
+def datable_id(entry_id: str) -> bool:
+    """A valid entry id whose clock is a date (not past the year 9999)."""
+    return valid_entry_id(entry_id) and int(entry_id.split("-", 1)[0]) <= MAX_DATETIME_MS
 
 
 def check_entry_id(value: str) -> None:

@@ -12,6 +12,7 @@ from django.utils.html import format_html
 from django.utils.safestring import SafeString
 
 from console.overview import worker_processes
+from console.params import moment_of_ms
 from workers.monitor.sample import WorkerInfo
 from workers.operations.actions import Pause, parse_pause
 
@@ -81,7 +82,9 @@ def ms_time(value: int | None) -> str:
     """A stream id's or a sample's millisecond clock as UTC time."""
     if not value:
         return NONE
-    moment = datetime.fromtimestamp(value / 1000, tz=UTC)
+    moment = moment_of_ms(value)
+    if moment is None:
+        return f"{value} ms (no date)"
     return moment.strftime("%Y-%m-%d %H:%M:%S.") + f"{moment.microsecond // 1000:03d} UTC"
 
 
@@ -96,7 +99,10 @@ def _moment(value: datetime | str | int | float | None) -> datetime | None:
         except ValueError:
             return None
     elif isinstance(value, int | float) and not isinstance(value, bool) and value > 0:
-        moment = datetime.fromtimestamp(value / 1000, tz=UTC)
+        found = moment_of_ms(value)
+        if found is None:
+            return None
+        moment = found
     else:
         return None
     return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
@@ -212,6 +218,7 @@ def per_time(rate_per_s: float | None) -> str:
 @register.filter
 def clock_ms(value: int | None) -> str:
     """A millisecond clock as a time of day in UTC (hh:mm:ss UTC), for "retry at"."""
-    if not value:
-        return NONE
-    return datetime.fromtimestamp(value / 1000, tz=UTC).strftime("%H:%M:%S UTC")
+    moment = moment_of_ms(value) if value else None
+    if moment is None:
+        return str(value) if value else NONE
+    return moment.strftime("%H:%M:%S UTC")

@@ -13,7 +13,7 @@ from console import services
 from console.action_forms import form_message
 from console.browse import valid_id
 from console.views.access import HtmxHttpRequest, operator_required
-from workers.core.errors import InvalidAction, StreamdeskError
+from workers.core.errors import InvalidAction, RedisUnavailable, StreamdeskError
 from workers.models import Door
 from workers.operations import ActionOutcome
 
@@ -40,6 +40,8 @@ def _run(request: HtmxHttpRequest, call: Any) -> HttpResponse:
         return _answer(request, call())
     except InvalidAction as exc:  # e.g. a claim to a consumer that is not live
         return _answer(request, None, error=str(exc), status=400)
+    except RedisUnavailable:
+        raise  # a 503 with Retry-After, as everywhere (console/unavailable.py)
     except StreamdeskError as exc:
         return _answer(request, None, error=str(exc), status=409)
 

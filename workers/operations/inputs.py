@@ -79,12 +79,21 @@ def ids_or_filter(
     if ids and filter is not None:
         raise InvalidAction("ids", "give dead-letter ids or a filter, not both")
     if filter is not None:
-        if filter.until_ms and filter.since_ms > filter.until_ms:
-            raise InvalidAction("filter", "since is after until")
-        return [], filter
+        return [], dead_filter(filter)
     if ids is None:
         raise InvalidAction("ids", "give dead-letter ids or a filter")
     return entry_ids(ids), None
+
+
+def dead_filter(filter: DeadFilter) -> DeadFilter:
+    """A dead-letter filter's time window as stream ids can express it: an id's clock starts
+    in 1970, and Redis refuses a negative one (the read failed, a 500, before)."""
+    for field, ms in (("since", filter.since_ms), ("until", filter.until_ms)):
+        if ms < 0:
+            raise InvalidAction(field, "before 1970-01-01 UTC, where stream entry ids begin")
+    if filter.until_ms and filter.since_ms > filter.until_ms:
+        raise InvalidAction("filter", "since is after until")
+    return filter
 
 
 def _bounded(field: str, value: str) -> str:

@@ -11,7 +11,7 @@ import redis
 from workers.core.events import stored_hash
 from workers.core.keys import EVENT_FIELD, Keys
 from workers.gate import GateState, queue_gate_states
-from workers.operations import actions
+from workers.operations import actions, inputs
 from workers.operations.actions import DeadFilter
 from workers.store.runs import DjangoRunStore
 
@@ -45,7 +45,9 @@ def preview_redrive(
     keys: Keys,
     max_scanned: int = PREVIEW_MAX_SCANNED,
 ) -> Preview:
-    """Count what ``filter`` matches in ``<stream>:dead``, reading at most ``max_scanned``."""
+    """Count what ``filter`` matches in ``<stream>:dead``, reading at most ``max_scanned``.
+    Raises ``InvalidAction`` for a window no stream id can fall in (before 1970)."""
+    inputs.dead_filter(filter)
     # The time window narrows the range read; type and reason are checked here, so every
     # letter read is counted as scanned.
     window = DeadFilter(since_ms=filter.since_ms, until_ms=filter.until_ms)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
-from typing import Any, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 import redis
 
@@ -52,15 +52,11 @@ def on_dead(
 ) -> ActionOutcome:
     """Redrive and purge: dead-letter ids (direct up to ``DIRECT_MAX``) or a filter (a job)."""
     entry.target = ids_target(ids) if f is None else jobs.filter_params(f)
-    if f is not None and dry_run:
-        preview = preview_redrive(entry.stream, f, client=client, keys=keys)
-        entry.count = preview.matching
-        entry.detail = preview.summary()
-        return as_dry_run(entry)
-    if f is not None:  # counted (bounded, as the preview) so the job has a total to show
-        bounded = until_now(client, f)
-        n = preview_redrive(entry.stream, bounded, client=client, keys=keys)
-        return queue(entry, jobs.filter_params(bounded), n.matching if n.complete else None)
+    if f is not None:
+        try:
+            return on_filter(entry, client, keys, f, dry_run)
+        except redis.RedisError as exc:  # a dead-letter key of another type: recorded too
+            failed(entry, exc)
     return on_ids(
         entry,
         ids,
@@ -69,6 +65,21 @@ def on_dead(
         act=lambda: act(ids),
         job_params={},
     )
+
+
+def on_filter(
+    entry: Entry, client: redis.Redis, keys: Keys, f: DeadFilter, dry_run: bool
+) -> ActionOutcome:
+    """A filter's dry run (its preview), or its bulk job."""
+    if dry_run:
+        preview = preview_redrive(entry.stream, f, client=client, keys=keys)
+        entry.count = preview.matching
+        entry.detail = preview.summary()
+        return as_dry_run(entry)
+    # Counted (bounded, as the preview) so the job has a total to show.
+    bounded = until_now(client, f)
+    n = preview_redrive(entry.stream, bounded, client=client, keys=keys)
+    return queue(entry, jobs.filter_params(bounded), n.matching if n.complete else None)
 
 
 def until_now(client: redis.Redis, f: DeadFilter) -> DeadFilter:
@@ -115,11 +126,17 @@ def run(entry: Entry, step: Callable[[], None]) -> ActionOutcome:
     except (ActionRefused, InvalidAction):
         raise
     except Exception as exc:
-        entry.detail = failure_detail(entry.detail, exc)
-        entry.write(Result.PARTIAL if entry.count else Result.FAILED)
-        if isinstance(exc, redis.ConnectionError | redis.TimeoutError):
-            raise RedisUnavailable(entry.detail) from exc
-        if isinstance(exc, redis.RedisError):
-            raise ActionFailed(entry.detail) from exc
-        raise
+        failed(entry, exc)
     return entry.write(Result.OK if entry.count else Result.NOOP)
+
+
+def failed(entry: Entry, exc: Exception) -> NoReturn:
+    """Record the failure (``partial`` when some was done), then raise it, a Redis error
+    as ``RedisUnavailable`` or ``ActionFailed`` with its cause."""
+    entry.detail = failure_detail(entry.detail, exc)
+    entry.write(Result.PARTIAL if entry.count else Result.FAILED)
+    if isinstance(exc, redis.ConnectionError | redis.TimeoutError):
+        raise RedisUnavailable(entry.detail) from exc
+    if isinstance(exc, redis.RedisError):
+        raise ActionFailed(entry.detail) from exc
+    raise exc
