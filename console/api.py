@@ -19,6 +19,7 @@ from django.views.decorators.csrf import csrf_exempt
 
 from console import action_forms, health, services, throttle
 from console.params import NameConverter  # noqa: F401 (registers the <name:> converter)
+from console.previews import PreviewBusy, preview_slot
 from console.roles import can_operate, can_view
 from console.runtime import keys
 from workers.core.errors import (
@@ -43,6 +44,8 @@ SAFE_METHODS = ("GET", "HEAD", "OPTIONS", "TRACE")
 # An action's body is an object of fields, one of them a list of ids: two levels. Deeper
 # nesting is refused before the parser recurses into it (a RecursionError, a 500, before).
 BODY_MAX_DEPTH = 8
+# Seconds a caller whose previous preview is still counting should wait (its bound is < 1 s).
+PREVIEW_RETRY_AFTER_S = 1
 
 
 def error(status: int, message: str, **extra: Any) -> JsonResponse:
@@ -95,11 +98,12 @@ def _too_many(wait_s: int) -> JsonResponse:
     return response
 
 
-def api_view(*, operate: bool) -> Callable[[JsonView], JsonView]:
+def api_view(*, operate: bool, read: bool = False) -> Callable[[JsonView], JsonView]:
     """Actions answer POST only, reads GET and HEAD only (405 otherwise), so no link or
     cross-site navigation can act. Token or session auth (session writes need CSRF);
-    401, then 403 for the wrong role."""
-    methods = ("POST",) if operate else ("GET", "HEAD")
+    401, then 403 for the wrong role. ``read``: a GET that only operators may make (a
+    costly read that serves an action, as the console's own page is)."""
+    methods = ("GET", "HEAD") if read or not operate else ("POST",)
 
     def decorate(view: JsonView) -> JsonView:
         @csrf_exempt
@@ -239,14 +243,20 @@ def dead_action(request: HttpRequest, stream: str, action: str) -> JsonResponse:
     return _act(request, services.DEAD_ACTIONS, action, {"stream": stream}, _split(stream))
 
 
-@api_view(operate=False)
+@api_view(operate=True, read=True)  # the console's preview guards: operators, one at a time
 def dead_preview(request: HttpRequest, stream: str) -> JsonResponse:
     data = request.GET.copy()
     data["all"] = "on"
     form = action_forms.DeadFilterForm(data)
     if not form.is_valid():
         return _form_errors(form)
-    p = services.preview(stream, form)
+    try:
+        with preview_slot(redis_client(), keys(), int(request.user.pk or 0)):
+            p = services.preview(stream, form)
+    except PreviewBusy:
+        response = error(429, "your previous preview is still counting: try again")
+        response["Retry-After"] = str(PREVIEW_RETRY_AFTER_S)
+        return response
     return JsonResponse(
         {
             "matching": p.matching,
