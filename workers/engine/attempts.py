@@ -124,10 +124,19 @@ def exhausted(runnable: Runnable, config: EngineConfig) -> Rejected:
     return Rejected(runnable.delivery, "max-deliveries", error, run)
 
 
+def broken_record(gate: Gate, group: HashGroup) -> list[Rejected]:
+    """The event's gate record is not a hash: no lease can be taken, so it is dead-lettered
+    (with its duplicates) rather than run unguarded or left to fail its whole batch."""
+    key = gate.record(group.leader.event.hash)
+    error = f"the gate record {key} is not a hash (WRONGTYPE): delete it, then redrive"
+    return [Rejected(d, "gate-record", error) for d in (group.leader.delivery, *group.followers)]
+
+
 async def gate_groups(
     gate: Gate, consumer: str, groups: list[HashGroup]
-) -> tuple[list[Attempt], list[Delivery], list[Delivery]]:
-    """Gate each group's leader; returns attempts to run, duplicates to ack, busy ones."""
+) -> tuple[list[Attempt], list[Delivery], list[Delivery], list[Rejected]]:
+    """Gate each group's leader; returns attempts to run, duplicates to ack, busy ones, and
+    those whose gate record is broken."""
     owners = [f"{consumer}/{g.leader.delivery.entry_id}" for g in groups]
     gated_ns = time.time_ns() if tracing.ACTIVE else 0  # one check per batch
     tickets = await gate.acquire_many(
@@ -137,8 +146,11 @@ async def gate_groups(
     attempts: list[Attempt] = []
     hits: list[Delivery] = []
     busy: list[Delivery] = []
+    broken: list[Rejected] = []
     for group, owner, ticket in zip(groups, owners, tickets, strict=True):
-        if ticket.outcome is Outcome.HIT:
+        if ticket.outcome is Outcome.BROKEN:
+            broken += broken_record(gate, group)
+        elif ticket.outcome is Outcome.HIT:
             hits += [group.leader.delivery, *group.followers]
         elif ticket.outcome is Outcome.BUSY:
             busy += [group.leader.delivery, *group.followers]
@@ -156,4 +168,4 @@ async def gate_groups(
             if attempt.takeover:
                 log.info("lease taken over", extra=attempt.log_fields(token=ticket.token))
             attempts.append(attempt)
-    return attempts, hits, busy
+    return attempts, hits, busy, broken

@@ -87,6 +87,19 @@ def merge(parts: list[Stored]) -> Stored:
     )
 
 
+def subset(stored: Stored, part: list[Settled]) -> Stored:
+    """The share of ``stored`` that belongs to ``part`` of its batch."""
+    keep = {id(s) for s in part}
+    fails = [(s, d) for s, d in zip(stored.fails, stored.decisions, strict=True) if id(s) in keep]
+    return Stored(
+        [s for s in stored.oks if id(s) in keep],
+        [s for s, _ in fails],
+        [d for _, d in fails],
+        [s for s in stored.deferred if id(s) in keep],
+        stored.committed,
+    )
+
+
 def spent_by_type(batch: list[Settled]) -> dict[str, Usage]:
     out: dict[str, Usage] = {}
     for s in batch:

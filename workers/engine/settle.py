@@ -25,13 +25,22 @@ from workers.core.retry import Verdict
 from workers.core.storable import storable_message
 from workers.engine.defer import queue_defer
 from workers.engine.intake import Rejected
-from workers.engine.outcomes import Settled, Stored, merge, sort_outcomes, spent_by_type
+from workers.engine.outcomes import (
+    Settled,
+    Stored,
+    merge,
+    sort_outcomes,
+    spent_by_type,
+    subset,
+)
 from workers.engine.ports import UsesPorts
 from workers.engine.settlement import Deferral, Plan, Retry, Timing, plan_rejects, plan_settlement
 from workers.engine.waits import queue_waits
 from workers.redis import stats
 from workers.redis.bus import Delivery
+from workers.redis.connection import UNREACHABLE
 from workers.redis.deadletter import DeadLetter, queue_dead_letter
+from workers.redis.pipelines import queued, refused
 
 if TYPE_CHECKING:
     from workers.engine.attempts import Attempt
@@ -115,9 +124,32 @@ class Settler(UsesPorts):
 
     async def _announce_until_done(self, batch: list[Settled], stored: Stored) -> None:
         try:
-            await self._until_done(self._announce, batch, stored)
+            await self._until_done(self._announce_apart, batch, stored)
         finally:
             self._unsettled -= 1
+
+    async def _announce_apart(self, batch: list[Settled], stored: Stored) -> None:
+        """An outage is raised (``_until_done`` retries the batch); anything else is a
+        command no retry can send (a value no Redis command carries): halving finds the
+        outcome, the rest is announced, and that one's entries stay pending for redelivery,
+        where the database's duplicate check settles them. Nothing holds the worker."""
+        try:
+            await self._announce(batch, stored)
+        except UNREACHABLE:
+            raise
+        except Exception as exc:
+            if len(batch) > 1:
+                half = len(batch) // 2
+                for part in (batch[:half], batch[half:]):
+                    await self._announce_apart(part, subset(stored, part))
+                return
+            (s,) = batch
+            log.error(
+                "settling an outcome in Redis failed for good (%s); its entries stay pending",
+                exc,
+                extra=s.attempt.log_fields(),
+            )
+            self.on_finished(s.attempt)
 
     async def _until_done(
         self, step: Callable[..., Awaitable[T]], batch: list[Settled], *args: Any
@@ -177,7 +209,7 @@ class Settler(UsesPorts):
             stats.queue_counts(pipe, self.keys, self.config.stream, plan.counts)
             stats.queue_usage(pipe, self.keys, spent_by_type(batch))
             stats.queue_durations(pipe, self.keys, run_durations(batch))
-            await pipe.execute()
+            await self._execute(pipe)
         self.timeline.acked_with(plan.duplicates)
         for deferral in plan.deferrals:
             self.on_deferred(deferral.outcome.attempt.entry_ids, deferral.wait_ms)
@@ -310,7 +342,7 @@ class Settler(UsesPorts):
                 )  # fmt: skip
                 self._queue_wait(pipe, ids, recheck.due_ms)
             stats.queue_counts(pipe, self.keys, c.stream, plan.counts)
-            await pipe.execute()
+            await self._execute(pipe)
 
     async def _close_dead(self, closing: list[Finish]) -> None:
         """Their runs' rows as dead-lettered. Rows the database refuses for good are left as
@@ -337,14 +369,14 @@ class Settler(UsesPorts):
     async def mark_done(self, hashes: set[str]) -> None:
         async with self.client.pipeline(transaction=False) as pipe:
             self.gate.queue_done(pipe, sorted(hashes))
-            await pipe.execute()
+            await self._execute(pipe)
 
     async def count(self, counts: Counter[str]) -> None:
         if not any(counts.values()):
             return
         async with self.client.pipeline(transaction=False) as pipe:
             stats.queue_counts(pipe, self.keys, self.config.stream, counts)
-            await pipe.execute()
+            await self._execute(pipe)
 
     async def release(self, attempts: list[Attempt], reason: str) -> None:
         """Give up leases at shutdown so the next worker need not wait them out."""
@@ -352,4 +384,13 @@ class Settler(UsesPorts):
         async with self.client.pipeline(transaction=False) as pipe:
             for a in attempts:
                 self.gate.queue_release(pipe, a.event_hash, a.owner, a.token)
-            await pipe.execute()
+            await self._execute(pipe)
+
+    async def _execute(self, pipe: Pipeline) -> None:
+        """Run a settle pipeline. An outage raises; a command Redis refuses (a key under the
+        prefix of the wrong type: a stats hash or a gate record that is a string) is logged
+        and skipped, as the rest ran: a counter lost beats a worker held. A dead letter
+        Redis refuses is not acked (``queue_dead_letter``): its entry stays pending."""
+        commands = queued(pipe)
+        for line in refused(commands, await pipe.execute(raise_on_error=False)):
+            log.error("redis refused a settle command, skipped: %s", line)

@@ -288,7 +288,7 @@ class Worker:
         )
         if isinstance(gated, BaseException):
             raise gated
-        attempts, hits, busy = gated
+        attempts, hits, busy, broken = gated
         if isinstance(looked_up, BaseException):
             await self._give_back(attempts)
             raise looked_up
@@ -304,7 +304,7 @@ class Worker:
             if not attempt.takeover:
                 self._start(attempt)
         takeovers = [a for a in attempts if a.takeover]
-        rest = Settlement(rejected, hits, intake.deleted, busy)
+        rest = Settlement(rejected + broken, hits, intake.deleted, busy)
         # The rest needs no hurry: the next batch is read meanwhile.
         task = asyncio.create_task(self._after_gate(takeovers, done, rest))
         self.admitting.add(task)

@@ -79,6 +79,10 @@ class Gate:
         flat: list[Any] = await self._acquire(keys=keys, args=args, client=self._intake)
         return [Ticket(OUTCOMES[o], int(t)) for o, t in zip(flat[::2], flat[1::2], strict=True)]
 
+    def record(self, event_hash: str) -> str:
+        """The key of ``event_hash``'s gate record."""
+        return self._head + event_hash
+
     async def aclose(self) -> None:
         if self._intake is not self.client:
             await self._intake.aclose()

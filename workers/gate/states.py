@@ -9,6 +9,7 @@ Transitions (script: from -> to)::
 
     acquire   absent | released | running, lease expired -> running (owner, token + 1, lease)
               running, lease live -> unchanged (busy);  done -> unchanged (hit)
+              a key of another type -> unchanged (broken: dead-lettered, never run)
     renew     running, same owner and token -> running (lease extended); otherwise unchanged
     release   running, same owner and token -> released (lease 0, token kept)
     done      any -> done (expires after STREAMDESK_DONE_TTL_S), after the database committed
@@ -45,6 +46,8 @@ class Outcome(StrEnum):
     TAKEOVER = "takeover"
     BUSY = "busy"
     HIT = "hit"
+    # The record's key holds another type (WRONGTYPE): the event is dead-lettered, not run.
+    BROKEN = "broken"
 
 
 # Owners written by an operator's dead-lettering; a worker's owner is "<consumer>/<entry id>".

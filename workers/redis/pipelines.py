@@ -61,3 +61,27 @@ def on_master(client: redis.Redis, key: str, run: Callable[[redis.Redis], T]) ->
 def _master(client: redis.RedisCluster, key: str) -> redis.Redis:
     node = client.get_node_from_key(key)  # type: ignore[no-untyped-call]
     return client.get_redis_connection(node)
+
+
+def refused(commands: list[tuple[str, ...]], results: list[Any]) -> list[str]:
+    """What Redis refused of a pipeline run with ``raise_on_error=False``: a line for each
+    refused command, naming it and its key (WRONGTYPE does not say which key). ``commands``:
+    ``queued(pipe)``, read before ``execute`` empties the pipeline."""
+    return [
+        f"{' '.join(args)}: {result}"
+        for args, result in zip(commands, results, strict=False)
+        if isinstance(result, redis.ResponseError)
+    ]
+
+
+def queued(pipe: Any) -> list[tuple[str, ...]]:
+    """The name and key of each command queued on ``pipe``, one server or a cluster."""
+    stack = getattr(pipe, "command_stack", None) or getattr(pipe, "_command_stack", [])
+    return [_name_and_key(tuple(c.args) if hasattr(c, "args") else tuple(c[0])) for c in stack]
+
+
+def _name_and_key(args: tuple[Any, ...]) -> tuple[str, ...]:
+    name = str(args[0]).upper()
+    if name in ("EVAL", "EVALSHA"):  # the script text is no name: its first key is
+        return (name, str(args[3])) if len(args) > 3 and int(args[2]) > 0 else (name,)
+    return (name, str(args[1])) if len(args) > 1 else (name,)

@@ -1,15 +1,20 @@
 -- acquire (Gate.acquire_many): absent, released or an expired running -> running, token + 1.
 -- KEYS: gate records. ARGV: lease_ms, record_ttl_ms, owner1, owner2, ...
--- Returns {outcome1, token1, ...}; outcome: acquired, takeover, busy or hit.
+-- Returns {outcome1, token1, ...}; outcome: acquired, takeover, busy, hit, or broken (the
+-- key is not a hash: nothing written).
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local lease_ms, ttl_ms = tonumber(ARGV[1]), ARGV[2]
 local out = {}
 for i, key in ipairs(KEYS) do
-  local rec = redis.call('HMGET', key, 'state', 'owner', 'token', 'lease_until')
+  -- pcall: a key of another type (WRONGTYPE) is that event's trouble, not its batch's.
+  local ok, rec = pcall(redis.call, 'HMGET', key, 'state', 'owner', 'token', 'lease_until')
+  if not ok then rec = {} end
   local token = tonumber(rec[3]) or 0
   local outcome
-  if rec[1] == 'done' then
+  if not ok then
+    outcome = 'broken'
+  elseif rec[1] == 'done' then
     outcome = 'hit'
   elseif rec[1] == 'running' and (tonumber(rec[4]) or 0) > now then
     outcome = 'busy'

@@ -6,9 +6,11 @@ local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local out = {}
 for i, key in ipairs(KEYS) do
-  local rec = redis.call('HMGET', key, 'state', 'owner', 'token')
+  local ok, rec = pcall(redis.call, 'HMGET', key, 'state', 'owner', 'token')
   local held = 0
-  if rec[1] == 'done' then
+  if not ok then
+    held = 0  -- not a hash (WRONGTYPE): that lease is lost, the others are renewed
+  elseif rec[1] == 'done' then
     held = 1
   elseif rec[1] == 'running' and rec[2] == ARGV[2 * i] and rec[3] == ARGV[2 * i + 1] then
     redis.call('HSET', key, 'lease_until', now + tonumber(ARGV[1]))
