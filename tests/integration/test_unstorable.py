@@ -3,6 +3,7 @@ reason ``unstorable``, the rest of its batch commits, and transient errors are r
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import math
@@ -29,13 +30,18 @@ pytestmark = pytest.mark.django_db(transaction=True)
 DEAD = f"{STREAM}:dead"
 
 
-def returning(results: dict[str, Any], errors: dict[str, str] | None = None) -> Registry:
-    """An agent that returns ``results[event id]`` or raises ``errors[event id]``."""
+def returning(
+    results: dict[str, Any],
+    errors: dict[str, str] | None = None,
+    raises: dict[str, type[BaseException]] | None = None,
+) -> Registry:
+    """An agent that returns ``results[event id]`` or raises ``errors[event id]``, as a
+    RuntimeError or as the class ``raises[event id]``."""
     registry = Registry()
 
     async def agent(event: Any, ctx: Any) -> Any:
         if errors and event.id in errors:
-            raise RuntimeError(errors[event.id])
+            raise (raises or {}).get(event.id, RuntimeError)(errors[event.id])
         return results[event.id]
 
     registry.register("test.result", AnyData, agent)
@@ -254,8 +260,31 @@ JSON_VALUES = st.recursive(
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(TEXTS, inner, max_size=3),
     max_leaves=6,
 )
+
+
+def _subclasses(cls: type[BaseException]) -> set[type[BaseException]]:
+    return {cls}.union(*(_subclasses(sub) for sub in cls.__subclasses__()))
+
+
+def _raisable(cls: type[BaseException]) -> bool:
+    try:
+        cls("text")
+    except Exception:
+        return False  # UnicodeError's kind, exception groups: no one-message form
+    return True
+
+
+# Every built-in BaseException an agent can raise with a message (SystemExit, KeyboardInterrupt,
+# GeneratorExit, StopIteration ... and the Exceptions), and asyncio's CancelledError.
+RAISABLE = sorted(
+    {c for c in _subclasses(BaseException) if c.__module__ == "builtins" and _raisable(c)}
+    | {asyncio.CancelledError},
+    key=lambda c: c.__name__,
+)
 OUTCOMES = st.lists(
-    st.tuples(st.sampled_from(["result", "error"]), JSON_VALUES, TEXTS), min_size=1, max_size=10
+    st.tuples(st.sampled_from(["result", "error"]), JSON_VALUES, TEXTS, st.sampled_from(RAISABLE)),
+    min_size=1,
+    max_size=10,
 )
 
 
@@ -293,17 +322,23 @@ def _leaves(value: Any) -> list[Any]:
 )
 @given(outcomes=OUTCOMES)
 def test_random_results_and_error_texts_never_stop_a_worker(
-    r: redis.Redis, redis_url: str, config: EngineConfig, outcomes: list[tuple[str, Any, str]]
+    r: redis.Redis,
+    redis_url: str,
+    config: EngineConfig,
+    outcomes: list[tuple[str, Any, str, type[BaseException]]],
 ) -> None:
+    """Results of any JSON shape, and failures of any class with any text (lone surrogates
+    and NUL included), on both databases: each event settles, none holds the worker."""
     r.flushdb()
     AgentRun.objects.all().delete()
     TimelineStep.objects.all().delete()
     ids = [f"p{i}" for i in range(len(outcomes))]
-    results = {i: value for i, (kind, value, _) in zip(ids, outcomes, strict=True)}
-    errors = {i: text for i, (kind, _, text) in zip(ids, outcomes, strict=True) if kind == "error"}
+    results = {i: value for i, (kind, value, _, _) in zip(ids, outcomes, strict=True)}
+    errors = {i: o[2] for i, o in zip(ids, outcomes, strict=True) if o[0] == "error"}
+    raises = {i: o[3] for i, o in zip(ids, outcomes, strict=True) if o[0] == "error"}
     publish(r, ids)
 
-    run_burst(redis_url, replace(config, max_deliveries=1), returning(results, errors), 30)
+    run_burst(redis_url, replace(config, max_deliveries=1), returning(results, errors, raises), 30)
 
     assert pending(r) == 0
     rows = {row.event_id: row for row in AgentRun.objects.all()}
@@ -311,7 +346,8 @@ def test_random_results_and_error_texts_never_stop_a_worker(
     for i in ids:
         if i in errors:
             assert rows[i].status == RunStatus.DEAD and letters[i]["reason"] == "max-deliveries"
-            assert "RuntimeError" in letters[i]["error"] and "RuntimeError" in rows[i].error
+            name = raises[i].__name__
+            assert name in letters[i]["error"] and name in rows[i].error
         elif rows[i].status == RunStatus.SUCCEEDED:
             assert _same(rows[i].result, json.loads(json.dumps(results[i])))
         else:
