@@ -4,6 +4,7 @@ both give the same answers to the same calls. Each test runs against both stores
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -69,13 +70,16 @@ def test_run_store_contract_a_fence_keeps_out_the_old_lease(store: RunStore) -> 
     assert store.commit([Finish(fresh, 1.0, "fresh")]) == {"b/1-0#2"}
 
 
-def test_run_store_contract_failed_then_dead_then_a_retry_succeeds(store: RunStore) -> None:
+def test_run_store_contract_failed_then_dead_then_a_redrive_succeeds(store: RunStore) -> None:
     first, retry = run("h", "a/1-0#1"), run("h", "a/1-0#2", token=2)
+    redriven = replace(run("h", "a/2-0#3", token=3), entry_id="2-0")
     store.fail([Finish(first, 1.0, error="boom")])
     assert (status(store, "h"), store.done_among(["h"])) == ("failed", set())
     store.fail([Finish(first, 1.0, error="boom", dead=True)])
     assert status(store, "h") == "dead"
-    assert store.commit([Finish(retry, 1.0, "ok")]) == {"a/1-0#2"}
+    # The dead-lettered entry's attempts are fenced out (issue 26); a redriven copy is not.
+    assert store.commit([Finish(retry, 1.0, "late")]) == set()
+    assert store.commit([Finish(redriven, 1.0, "ok")]) == {"a/2-0#3"}
 
 
 def test_run_store_contract_first_step_value_wins(store: RunStore) -> None:

@@ -1,7 +1,8 @@
 """An in-memory run store: the engine's ``RunStore`` protocol (``workers/store/protocols.py``)
 kept in dicts, so the engine's decisions (what commits, what is fenced, what a settle plans) are
 unit-tested without a database. Same rules as the Django store (``workers/store/runs.py``): a
-success is never overwritten, and a fenced row takes only its fence's lease."""
+success is never overwritten, a fenced row takes only its fence's lease, and a dead row takes
+nothing from an attempt of the entry it was dead-lettered from."""
 
 from __future__ import annotations
 
@@ -26,6 +27,7 @@ class Row:
     fence: str = ""
     result: Any = None
     error: str = ""
+    entry: tuple[str, str] = ("", "")  # (stream, entry id) of the attempt that wrote it
 
 
 class MemoryRunStore:
@@ -55,14 +57,14 @@ class MemoryRunStore:
         """Runs that took over an expired lease: from now on only they may commit."""
         self._check()
         for run in runs:
-            if self._open(run.event_hash, run.lease, fenced=False):
+            if self._open(run, fenced=False):
                 self.rows[run.event_hash] = Row("running", run.lease, fence=run.lease)
 
     def commit(self, finishes: list[Finish]) -> set[str]:
         self._check(finishes)
         committed: set[str] = set()
         for f in finishes:
-            if self._open(f.run.event_hash, f.run.lease, fenced=True):
+            if self._open(f.run, fenced=True):
                 self.rows[f.run.event_hash] = Row("succeeded", f.run.lease, result=f.result)
             row = self.rows[f.run.event_hash]
             if row.status == "succeeded" and row.lease == f.run.lease:
@@ -104,20 +106,23 @@ class MemoryRunStore:
         row = self.rows.get(event_hash)
         return None if row is None else row.status
 
-    def _open(self, event_hash: str, lease: str, fenced: bool) -> bool:
-        """Whether a write of ``lease`` may change the row (``runs.upsert_sql``'s guard)."""
-        row = self.rows.get(event_hash)
+    def _open(self, run: Run, fenced: bool) -> bool:
+        """Whether a write of ``run`` may change the row (``runs.upsert_sql``'s guard)."""
+        row = self.rows.get(run.event_hash)
         if row is None:
             return True
         if row.status == "succeeded":
             return False
-        return not fenced or row.fence in ("", lease)
+        if row.status == "dead" and row.entry == (run.stream, run.entry_id):
+            return False  # runs.dead_entry_fence
+        return not fenced or row.fence in ("", run.lease)
 
     def _close(self, finishes: list[Finish], fenced: bool = False) -> None:
         for f in finishes:
-            if self._open(f.run.event_hash, f.run.lease, fenced):
+            if self._open(f.run, fenced):
                 status = "dead" if f.dead else "failed"
-                self.rows[f.run.event_hash] = Row(status, f.run.lease, error=f.error)
+                entry = (f.run.stream, f.run.entry_id)
+                self.rows[f.run.event_hash] = Row(status, f.run.lease, error=f.error, entry=entry)
 
     def _check(self, finishes: Sequence[Finish] = ()) -> None:
         if self.down:

@@ -18,6 +18,7 @@ from workers.models import BulkJob
 from workers.operations import actions, inputs
 from workers.operations.actions import ActionResult, DeadFilter
 from workers.store.audit import Action
+from workers.store.runs import close_dead_lettered_by_hand
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,9 +71,13 @@ class Work:
             case Action.RETRY:
                 return actions.retry_now(c, job.stream, job.group, ids, self.params["idle_ms"])
             case Action.DEAD_LETTER:
-                return actions.dead_letter(
+                result = actions.dead_letter(
                     c, job.stream, job.group, ids, job.reason, job.created_by, keys=self.keys
                 )
+                # As for a few ids (pending.py): timeline steps, and the runs closed as dead.
+                detail = f"by {job.created_by}: {job.reason}"
+                close_dead_lettered_by_hand(c, job.stream, result.done, detail, job.created_by)
+                return result
             case Action.REDRIVE:
                 return actions.redrive(c, job.stream, ids, job.created_by)
             case Action.PURGE:

@@ -141,11 +141,13 @@ def dead_letter(
     c, k = client, keys
 
     def act() -> ActionResult:
-        # On the event's timeline like the engine's own (imported here: timeline needs models).
-        from workers.store.timeline_rows import insert_dead_lettered_by_hand
+        # On the event's timeline like the engine's own, its run closed as dead (the fence
+        # against a frozen attempt): imported here, as timeline needs models.
+        from workers.store.runs import close_dead_lettered_by_hand
 
         result = actions.dead_letter(c, stream, group, ids, reason, actor.name, keys=k)
-        insert_dead_lettered_by_hand(c, stream, result.done, f"by {actor.name}: {reason}")
+        detail = f"by {actor.name}: {reason}"
+        close_dead_lettered_by_hand(c, stream, result.done, detail, by=actor.name)
         return result
 
     would = lambda: lookup.still_pending(c, stream, group, ids)  # noqa: E731

@@ -7,6 +7,8 @@ one statement on PostgreSQL, one ``executemany`` on SQLite):
   empty or names this attempt's lease;
 - an attempt that **took over** an expired lease first sets ``fence`` to its own lease,
   so the worker it replaced (paused, not dead) can no longer commit;
+- a **dead-lettering** (by a worker or an operator) fences out every attempt of the entry
+  it dead-lettered: one that started before and wakes up late writes nothing;
 - before an agent starts, a read finds events that already **succeeded**, so a lost
   Redis record never makes an agent run twice.
 
@@ -20,6 +22,7 @@ import sqlite3
 from contextlib import AbstractContextManager
 from typing import Any
 
+import redis
 from django.db import (
     InterfaceError,
     InternalError,
@@ -30,8 +33,11 @@ from django.db import (
 )
 from django.utils import timezone
 
+from workers.core.errors import EventDecodeError
+from workers.core.events import decode_envelope, event_hash
+from workers.core.keys import EVENT_FIELD
 from workers.core.records import Finish, Run, StepWrite, Usage
-from workers.core.steps import StepRecord
+from workers.core.steps import Kind, StepRecord
 from workers.core.storable import storable_text
 from workers.models import AgentRun, RunStatus
 from workers.store import durable_steps, timeline_rows
@@ -58,6 +64,7 @@ COLUMNS = (
 USAGE = ("llm_calls", "prompt_tokens", "completion_tokens", "cost_usd")
 UPDATED = [c for c in COLUMNS if c not in ("event_hash", "created_at")]
 SUCCEEDED = RunStatus.SUCCEEDED.value
+DEAD = RunStatus.DEAD.value
 TRANSIENT_ERRORS = (OperationalError, InterfaceError, InternalError, ProgrammingError)
 
 
@@ -74,13 +81,25 @@ def upsert_sql(fenced: bool, batch: bool = False) -> str:
         f"{c} = {bigger}({TABLE}.{c}, excluded.{c})" if c in USAGE else f"{c} = excluded.{c}"
         for c in UPDATED
     ]
-    guard = f"{TABLE}.status <> '{SUCCEEDED}'"
+    guard = f"{TABLE}.status <> '{SUCCEEDED}' AND NOT {dead_entry_fence()}"
     if fenced:
         guard += f" AND ({TABLE}.fence = '' OR {TABLE}.fence = excluded.lease)"
     return (
         f"INSERT INTO {TABLE} ({', '.join(COLUMNS)}) {rows} "
         f"ON CONFLICT (event_hash) DO UPDATE SET "
         f"{', '.join(sets)} WHERE {guard}"
+    )
+
+
+def dead_entry_fence() -> str:
+    """True where the row was dead-lettered from the very entry this write's attempt holds:
+    that entry is acked and gone, so the attempt started before the dead-lettering (a frozen
+    worker waking up, one that read the entry just before an operator moved it). Its late
+    result or failure is refused (fenced), or the event would be both succeeded and a dead
+    letter. An attempt from another entry (a redrive, a new copy) writes as usual."""
+    return (
+        f"({TABLE}.status = '{DEAD}' AND {TABLE}.stream = excluded.stream "
+        f"AND {TABLE}.entry_id = excluded.entry_id)"
     )
 
 
@@ -248,3 +267,50 @@ class DjangoRunStore:
         with raw_cursor() as cursor:
             cursor.executemany(placeholders(upsert_sql(fenced)), rows)
             return int(cursor.rowcount)
+
+
+def close_dead_lettered_by_hand(
+    client: redis.Redis, stream: str, entry_ids: list[str], detail: str, by: str = ""
+) -> None:
+    """For entries an operator dead-lettered (their payloads are still in the stream: an
+    XACK does not delete): ``dead_lettered`` steps, and in the same transaction their runs'
+    rows closed as ``dead``, their consumer ``by`` (the operator). That is the fence: an
+    attempt of such an entry that started before (a frozen worker waking up) can no longer
+    commit (``dead_entry_fence``). It comes just after the move: a holder that commits in
+    between wins, and the row stays ``succeeded`` beside the dead letter."""
+    runs = _runs_of_entries(client, stream, entry_ids, by)
+    if not runs:
+        return
+    now = timezone.now()
+    steps = [
+        StepRecord(run.event_hash, stream, run.entry_id, now, Kind.DEAD_LETTERED, "", 0, detail)
+        for run in runs
+    ]
+    with transaction.atomic():
+        timeline_rows.insert(steps)
+        DjangoRunStore().mark_dead([Finish(run, None, error=detail, dead=True) for run in runs])
+
+
+def _runs_of_entries(
+    client: redis.Redis, stream: str, entry_ids: list[str], consumer: str
+) -> list[Run]:
+    """A run record for each of these entries whose payload decodes (the others have no
+    event hash, hence no run and no timeline)."""
+    with client.pipeline(transaction=False) as pipe:
+        for entry_id in entry_ids:
+            pipe.xrange(stream, min=entry_id, max=entry_id, count=1)
+        replies = pipe.execute()
+    runs: list[Run] = []
+    for entry_id, reply in zip(entry_ids, replies, strict=True):
+        try:
+            envelope = decode_envelope(reply[0][1].get(EVENT_FIELD)) if reply else None
+        except EventDecodeError:
+            envelope = None
+        if envelope is None:
+            continue
+        run = Run(
+            event_hash(envelope), "", 0, consumer, envelope.type, envelope.id or "",
+            envelope.source, envelope.subject or "", stream, entry_id, None,
+        )  # fmt: skip
+        runs.append(run)
+    return runs

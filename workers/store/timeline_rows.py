@@ -12,7 +12,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-import redis
 from django.db import transaction
 from django.utils import timezone
 
@@ -119,32 +118,3 @@ def _hashes_of_entries(entries: list[tuple[str, str]]) -> dict[tuple[str, str], 
             cursor.execute(placeholders(sql), list(entry))
             found[entry] = {h for (h,) in cursor.fetchall()}
     return found
-
-
-def insert_dead_lettered_by_hand(
-    client: redis.Redis, stream: str, entry_ids: list[str], detail: str
-) -> None:
-    """``dead_lettered`` steps for entries an operator dead-lettered (their payloads are
-    still in the stream: an XACK does not delete)."""
-    from workers.core.errors import EventDecodeError
-    from workers.core.events import decode_envelope, event_hash
-    from workers.core.keys import EVENT_FIELD
-
-    with client.pipeline(transaction=False) as pipe:
-        for entry_id in entry_ids:
-            pipe.xrange(stream, min=entry_id, max=entry_id, count=1)
-        replies = pipe.execute()
-    now = timezone.now()
-    steps = []
-    for entry_id, reply in zip(entry_ids, replies, strict=True):
-        try:
-            hashed = event_hash(decode_envelope(reply[0][1].get(EVENT_FIELD))) if reply else ""
-        except EventDecodeError:
-            hashed = ""
-        if hashed:
-            steps.append(
-                StepRecord(hashed, stream, entry_id, now, Kind.DEAD_LETTERED, "", 0, detail)
-            )
-    if steps:
-        with transaction.atomic():
-            insert(steps)
