@@ -1,4 +1,5 @@
-"""Issue 26, item 14: the first websocket after a Redis restart is accepted, not a 500.
+"""Issue 26, items 14 and 6: the first websocket after a Redis restart is accepted, not a
+500, and no message a client sends ends its socket.
 
 The channel layer keeps its connection between sockets; after a restart that connection is
 dead, and its first use failed the handshake while it reconnected for the next socket. A real
@@ -7,18 +8,20 @@ server is restarted here (its own, so the session's server and its data are not 
 
 from __future__ import annotations
 
+import json
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import redis
 from channels.layers import channel_layers
 from channels.testing import WebsocketCommunicator
 from django.test import Client, override_settings
 
 from console import ticker
 from console.asgi import application
-from tests.support.console import HOST, ORIGIN, cookie_header
+from tests.support.console import HOST, ORIGIN, cookie_header, next_tick, open_socket
 from workers import from_settings
 from workers.redis.embedded import PrivateServer
 
@@ -59,3 +62,18 @@ async def test_first_websocket_after_a_redis_restart_is_accepted(
     own_server.restart()
     assert await _socket_opens(staff_client)  # the first one after: it failed with a 500
     assert await _socket_opens(staff_client)
+
+
+async def test_a_message_nested_past_the_parser_leaves_the_socket_open(
+    r: redis.Redis, staff_client: Client
+) -> None:
+    """A page only ever sends a subscription; anything else is ignored, even JSON nested
+    deeper than the parser recurses (a RecursionError ended the socket's consumer)."""
+    communicator = await open_socket(staff_client, [])
+    try:
+        await communicator.send_to(text_data="[" * 100_000 + "]" * 100_000)
+        await communicator.send_to(text_data=json.dumps({"subscribe": ["overview"]}))
+        assert "overview" in (await next_tick(communicator))["fragments"]
+    finally:
+        await communicator.disconnect()
+        await ticker.stop()
