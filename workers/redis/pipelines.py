@@ -63,21 +63,24 @@ def _master(client: redis.RedisCluster, key: str) -> redis.Redis:
     return client.get_redis_connection(node)
 
 
-def refused(commands: list[tuple[str, ...]], results: list[Any]) -> list[str]:
+def queued(pipe: Any) -> list[Any]:
+    """The commands queued on ``pipe`` (one server or a cluster), kept for ``refused``:
+    ``execute`` empties the pipeline. A copy of the list; nothing is read until needed."""
+    return list(getattr(pipe, "command_stack", None) or getattr(pipe, "_command_stack", []))
+
+
+def refused(commands: list[Any], results: list[Any]) -> list[str]:
     """What Redis refused of a pipeline run with ``raise_on_error=False``: a line for each
-    refused command, naming it and its key (WRONGTYPE does not say which key). ``commands``:
-    ``queued(pipe)``, read before ``execute`` empties the pipeline."""
+    refused command, naming it and its key (WRONGTYPE does not say which key)."""
     return [
-        f"{' '.join(args)}: {result}"
-        for args, result in zip(commands, results, strict=False)
+        f"{' '.join(_name_and_key(_args(command)))}: {result}"
+        for command, result in zip(commands, results, strict=False)
         if isinstance(result, redis.ResponseError)
     ]
 
 
-def queued(pipe: Any) -> list[tuple[str, ...]]:
-    """The name and key of each command queued on ``pipe``, one server or a cluster."""
-    stack = getattr(pipe, "command_stack", None) or getattr(pipe, "_command_stack", [])
-    return [_name_and_key(tuple(c.args) if hasattr(c, "args") else tuple(c[0])) for c in stack]
+def _args(command: Any) -> tuple[Any, ...]:
+    return tuple(command.args) if hasattr(command, "args") else tuple(command[0])
 
 
 def _name_and_key(args: tuple[Any, ...]) -> tuple[str, ...]:
