@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
+import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Generic, TypeVar
@@ -45,15 +47,32 @@ class Envelope(BaseModel):
     @model_validator(mode="after")
     def _no_nul(self) -> Envelope:
         # PostgreSQL's text columns cannot hold U+0000: refused here, with a clear error,
-        # rather than by the database after the agent ran.
+        # rather than by the database after the agent ran. Every attribute but ``data`` and
+        # ``context`` (the agent's own input): the named ones and any extension, its name too.
         for name in _TEXT_ATTRIBUTES:
             value = getattr(self, name)
             if value is not None and "\x00" in value:
                 raise ValueError(f"{name} must not contain the NUL character (U+0000)")
+        for name, value in (self.model_extra or {}).items():
+            if "\x00" in name or _holds_nul(value):
+                shown = name.replace("\x00", "\\x00")
+                raise ValueError(f"{shown} must not contain the NUL character (U+0000)")
         return self
 
 
-_TEXT_ATTRIBUTES = ("type", "source", "id", "subject", "idempotencykey")
+_TEXT_ATTRIBUTES = ("type", "source", "id", "subject", "idempotencykey", "specversion")
+
+
+def _holds_nul(value: Any) -> bool:
+    """Whether an extension attribute's value holds U+0000 in any string, at any depth
+    (CloudEvents extensions are scalars, but nothing stops a producer nesting one)."""
+    if isinstance(value, str):
+        return "\x00" in value
+    if isinstance(value, dict):
+        return any("\x00" in k or _holds_nul(v) for k, v in value.items())
+    if isinstance(value, list):
+        return any(_holds_nul(v) for v in value)
+    return False
 
 
 # One encoder for every call: json.dumps() with options builds a new one each time.
@@ -89,7 +108,9 @@ def decode_envelope(raw: bytes | str | None, max_bytes: int = DEFAULT_MAX_EVENT_
     """Parse an entry's ``event`` field, raising an ``EventError`` that says what is wrong."""
     if raw is None:
         raise EventDecodeError("the entry has no 'event' field")
-    size = len(raw.encode() if isinstance(raw, str) else raw)
+    if isinstance(raw, str):
+        raw = _utf8(raw)
+    size = len(raw)
     if size > max_bytes:
         raise EventTooLarge(f"event is {size} bytes, over the limit of {max_bytes}")
     try:
@@ -107,14 +128,30 @@ def decode_envelope(raw: bytes | str | None, max_bytes: int = DEFAULT_MAX_EVENT_
     return envelope
 
 
-def _refuse_non_json_numbers(raw: bytes | str) -> None:
+def _utf8(raw: str) -> bytes:
+    """An entry read with ``surrogateescape`` (the engine's client) keeps each byte that is
+    not UTF-8 as a lone surrogate: refused here, not replaced by U+FFFD, which would make two
+    different byte strings one event with one hash."""
+    try:
+        return raw.encode()
+    except UnicodeEncodeError as exc:
+        raise EventDecodeError(
+            f"the 'event' field is not UTF-8 (an invalid byte at character {exc.start})"
+        ) from exc
+
+
+# A number literal the parser may read as infinity: an exponent of three digits or more, or
+# 200 digits before it (a two-digit exponent needs 210 to pass 1.8e308). Only a literal
+# after ':', '[', ',' or a space can be a number; text in a string may match, and only
+# costs the exact check below.
+_HUGE_NUMBER = re.compile(rb"[:\[,\s]-?\d+(?:\.\d+)?[eE][+-]?\d{3}|[:\[,\s]-?\d{200}")
+
+
+def _refuse_non_json_numbers(raw: bytes) -> None:
     """The parser takes NaN and Infinity, which JSON does not have (no database stores them
-    as JSON). Rare: looked for only when the text holds one of the words at all."""
-    if isinstance(raw, bytes):
-        suspect = b"NaN" in raw or b"Infinity" in raw
-    else:
-        suspect = "NaN" in raw or "Infinity" in raw
-    if not suspect:
+    as JSON), and reads a number too large for a float (``1e400``) as infinity. Rare: looked
+    for only when the text holds one of the words, or such a literal, at all."""
+    if b"NaN" not in raw and b"Infinity" not in raw and not _HUGE_NUMBER.search(raw):
         return
     try:
         strict_loads(raw)
@@ -123,12 +160,36 @@ def _refuse_non_json_numbers(raw: bytes | str) -> None:
 
 
 def strict_loads(text: bytes | str) -> Any:
-    """``json.loads`` without the NaN and Infinity that JSON does not have."""
-    return json.loads(text, parse_constant=_refuse_constant)
+    """``json.loads`` without the NaN and Infinity that JSON does not have, whether spelled
+    out or reached by a literal too large for a float."""
+    return json.loads(text, parse_constant=_refuse_constant, parse_float=_finite_float)
 
 
 def _refuse_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a JSON number")
+
+
+def _finite_float(literal: str) -> float:
+    value = float(literal)
+    if not math.isfinite(value):
+        shown = literal if len(literal) <= 40 else f"{literal[:37]}..."
+        raise ValueError(f"{shown} is out of a float's range (it would read as infinity)")
+    return value
+
+
+def non_finite_at(value: Any, where: str) -> str | None:
+    """The path of the first NaN or infinite float in ``value`` (a producer's Python data,
+    which pydantic would write as ``null``), else None. A loop, not recursion: any depth."""
+    stack: list[tuple[str, Any]] = [(where, value)]
+    while stack:
+        path, item = stack.pop()
+        if isinstance(item, float) and not math.isfinite(item):
+            return path
+        if isinstance(item, dict):
+            stack.extend((f"{path}.{k}", v) for k, v in item.items())
+        elif isinstance(item, list | tuple):
+            stack.extend((f"{path}.{i}", v) for i, v in enumerate(item))
+    return None
 
 
 def now_utc() -> datetime:

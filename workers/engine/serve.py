@@ -33,10 +33,11 @@ async def serve(
     budgets: dict[str, Budget] | None = None,
     llm: LLMConfig | None = None,
 ) -> None:
-    # Read timeouts must outlast XREADGROUP BLOCK.
+    # Read timeouts must outlast XREADGROUP BLOCK. Bytes that are not UTF-8 stay lone
+    # surrogates: the entry is a decode-error, its dead letter written back byte for byte.
     client = await aconnect(
         url,
-        encoding_errors="replace",
+        encoding_errors="surrogateescape",
         socket_timeout=config.block_ms / 1000 + 10,
         health_check_interval=30,
     )

@@ -11,7 +11,7 @@ from pydantic import BaseModel, ValidationError
 
 from workers.core import keys, tracing
 from workers.core.errors import InvalidEnvelope, RedisUnavailable
-from workers.core.events import Envelope, event_hash, first_error, now_utc
+from workers.core.events import Envelope, event_hash, first_error, non_finite_at, now_utc
 from workers.core.partitions import Partitions
 from workers.core.registry import Registry, default_registry
 from workers.redis import bus
@@ -36,6 +36,10 @@ def build_envelope(
     """A validated envelope; raises UnknownEventType / InvalidEventData naming the field."""
     raw = data.model_dump(mode="json") if isinstance(data, BaseModel) else data
     registry.validate(event_type, raw)
+    # JSON has no NaN or Infinity: pydantic would write them as null, changing the event.
+    bad = non_finite_at(raw, "data") or non_finite_at(context, "context")
+    if bad is not None:
+        raise InvalidEnvelope(f"{bad}: NaN and infinity are not JSON numbers")
     try:
         return Envelope(
             type=event_type,

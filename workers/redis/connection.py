@@ -103,8 +103,17 @@ class HiredisPacking:
     client packs in Python, re-joining its buffer at every argument: for the engine's batch
     scripts (two arguments per event) that was most of what a batch cost to send."""
 
+    encoder: Any
+
     def pack_command(self, *args: Any) -> list[bytes]:
-        return cast("list[bytes]", _HIREDIS.pack(*args))
+        try:
+            return cast("list[bytes]", _HIREDIS.pack(*args))
+        except UnicodeEncodeError:
+            # hiredis encodes a str as strict UTF-8. A str this client read with
+            # ``surrogateescape`` (bytes that are not UTF-8, in an entry) goes back as the
+            # same bytes through the client's own encoder, as redis-py's packer does.
+            encoded = [self.encoder.encode(arg) for arg in args]
+            return cast("list[bytes]", _HIREDIS.pack(*encoded))
 
 
 _HIREDIS = HiredisRespSerializer()

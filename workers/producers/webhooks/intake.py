@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 from workers.core.errors import PayloadInvalid
-from workers.core.events import Envelope
+from workers.core.events import Envelope, strict_loads
 from workers.core.registry import Registry
 from workers.producers.publish import build_envelope
 from workers.producers.webhooks.config import DEFAULT_MAX_DEPTH, WebhookSource
@@ -43,10 +42,6 @@ def json_depth(body: bytes) -> int:
     return deepest
 
 
-def _no_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
-
-
 def parse_json(body: bytes, max_depth: int = DEFAULT_MAX_DEPTH) -> Any:
     try:
         text = body.decode("utf-8")
@@ -58,7 +53,7 @@ def parse_json(body: bytes, max_depth: int = DEFAULT_MAX_DEPTH) -> Any:
     if brackets > max_depth and json_depth(body) > max_depth:
         raise PayloadInvalid(f"(root): JSON nests deeper than {max_depth} levels")
     try:
-        return json.loads(text, parse_constant=_no_constant)
+        return strict_loads(text)
     except (ValueError, RecursionError) as exc:
         raise PayloadInvalid(f"(root): the body is not valid JSON: {exc}") from exc
 
