@@ -54,6 +54,7 @@ READS = {
     "jobs",
     "audit",
     "login",
+    "admin_login",
     "api_streams",
     "api_dead_preview",
     "api_job",
