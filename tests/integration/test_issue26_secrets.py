@@ -8,6 +8,7 @@ no dead letter, while the rest of the message stays readable.
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import io
 import json
@@ -32,6 +33,8 @@ from workers.core.logs import JsonFormatter, TextFormatter
 from workers.core.registry import Registry
 from workers.models import AgentRun, TimelineStep
 from workers.runtime.llm.config import LLMConfig
+from workers.runtime.llm.errors import ModelCallFailed
+from workers.runtime.llm.models import OpenAIChatModel
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -132,3 +135,14 @@ def test_spans_record_the_failure_with_the_key_masked(
     chat = next(one for one in finished if one.name == "chat m")
     [event] = chat.events
     assert "Incorrect API key provided: ***." in str((event.attributes or {})["exception.message"])
+
+
+def test_the_model_call_failed_an_agent_catches_holds_no_key() -> None:
+    # An agent may keep str(exc) in its result: the message itself is masked.
+    key = f"sk-proj-{secrets.token_urlsafe(24)}"
+    with scripted_server([echoed_401(key)]) as server, pytest.raises(ModelCallFailed) as caught:
+        model = OpenAIChatModel(
+            LLMConfig(base_url=server.url, api_key=key, model="m", max_retries=0)
+        )
+        asyncio.run(model.complete([{"role": "user", "content": "hi"}], []))
+    assert key not in str(caught.value) and "provided: ***." in str(caught.value)

@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict
 
 from workers.core import tracing
 from workers.core.errors import ConfigurationError
-from workers.core.redact import mask_secrets, register_secrets
+from workers.core.redact import redact_text, register_secrets
 from workers.runtime.llm.config import LLMConfig
 from workers.runtime.llm.errors import ModelCallFailed
 
@@ -110,7 +110,7 @@ class OpenAIChatModel:
                 )
         except openai.OpenAIError as exc:
             # Masked here too: an agent may keep the message (in its result, say).
-            raise ModelCallFailed(mask_secrets(f"model {self.config.model!r}: {exc}")) from exc
+            raise ModelCallFailed(redact_text(f"model {self.config.model!r}: {exc}")) from exc
         if not response.choices:
             raise ModelCallFailed(f"model {self.config.model!r} answered with no choices")
         choice = response.choices[0]
