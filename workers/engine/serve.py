@@ -5,7 +5,11 @@ from __future__ import annotations
 import asyncio
 import gc
 import logging
+import os
 import signal
+import threading
+import time
+from collections.abc import Collection, Coroutine
 from typing import Any, cast
 
 from redis.asyncio import Redis
@@ -23,6 +27,10 @@ from workers.store.protocols import RunStore
 
 log = logging.getLogger("streamdesk.worker")
 YOUNG_GC_THRESHOLD = 20_000
+# At the end of the process: how long threads get to finish before the process exits
+# without them, and how long tasks still pending get to end once cancelled.
+THREAD_GRACE_S = 1.0
+CANCEL_WAIT_S = 1.0
 
 
 async def serve(
@@ -117,3 +125,68 @@ def describe_streams(config: EngineConfig) -> str:
     if len(streams) == 1:
         return streams[0]
     return f"{config.stream} in {len(streams)} partitions ({streams[0]} ... {streams[-1]})"
+
+
+def run(main: Coroutine[Any, Any, None]) -> None:
+    """``asyncio.run(main)``, except that nothing left behind is waited for without end: the
+    loop's default executor is shut down without waiting (a thread an agent started with
+    ``asyncio.to_thread`` that never returns would hold ``asyncio.run`` forever on Python
+    3.11), and tasks still pending get ``CANCEL_WAIT_S`` to end once cancelled."""
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)
+    try:
+        loop.run_until_complete(main)
+    finally:
+        try:
+            tasks = asyncio.all_tasks(loop)
+            for task in tasks:
+                task.cancel()
+            if tasks:
+                loop.run_until_complete(asyncio.wait(tasks, timeout=CANCEL_WAIT_S))
+            loop.run_until_complete(loop.shutdown_asyncgens())
+        finally:
+            asyncio.set_event_loop(None)
+            loop.close()
+
+
+def exit_past_lingering_threads(
+    failure: BaseException | None = None,
+    older: Collection[threading.Thread] = (),
+    grace_s: float = THREAD_GRACE_S,
+) -> None:
+    """End the process now if threads outlive the worker: an agent's thread still running
+    past the drain timeout (a sync agent that never returns) would be joined at interpreter
+    exit, for ever, the process holding on with nothing to do. Its event's lease was
+    released at the drain timeout and its entry stays pending, so another worker runs it:
+    nothing is lost by not waiting. Exits 0, or 1 with ``failure`` (the error the process
+    is ending with) logged; returns when no thread lingers. Threads in ``older`` (alive
+    before the worker started: not its own) are left alone."""
+    lingering = lingering_threads(grace_s, older)
+    if not lingering:
+        return
+    if failure is not None:
+        log.error("the worker failed: %s", failure, exc_info=failure)
+    log.warning(
+        "%d threads still running past the drain timeout (their events were released for "
+        "redelivery): exiting without them (%s)",
+        len(lingering),
+        ", ".join(t.name for t in lingering),
+    )
+    logging.shutdown()  # flushes every handler: os._exit skips the interpreter's exit
+    os._exit(0 if failure is None else 1)
+
+
+def lingering_threads(
+    grace_s: float, older: Collection[threading.Thread] = ()
+) -> list[threading.Thread]:
+    """Threads the interpreter's exit would wait for, not in ``older``, still alive after
+    ``grace_s`` (idle pool threads are ending on their own: they get the grace)."""
+    deadline = time.monotonic() + grace_s
+    others = [
+        t
+        for t in threading.enumerate()
+        if t is not threading.current_thread() and not t.daemon and t not in older
+    ]
+    for thread in others:
+        thread.join(max(0.0, deadline - time.monotonic()))
+    return [t for t in others if t.is_alive()]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import asyncio
+import sys
 import threading
 from argparse import ArgumentParser, ArgumentTypeError
 from typing import Any
@@ -15,7 +15,7 @@ from django.db.migrations.executor import MigrationExecutor
 from workers.core.errors import StreamdeskError
 from workers.core.registry import default_registry
 from workers.engine.processes import run_processes, usable_cpus
-from workers.engine.serve import serve
+from workers.engine.serve import exit_past_lingering_threads, run, serve
 from workers.from_settings import (
     engine_config,
     llm_config,
@@ -50,7 +50,8 @@ def unapplied_migrations() -> int:
 class Command(BaseCommand):
     help = (
         "Run Streamdesk agents on events from a Redis stream through a consumer group. "
-        "Stops cleanly on SIGTERM/SIGINT after in-flight agents finish."
+        "Stops cleanly on SIGTERM/SIGINT after in-flight agents finish, or after the drain "
+        "timeout whatever they do."
     )
 
     def add_arguments(self, parser: ArgumentParser) -> None:
@@ -122,6 +123,7 @@ class Command(BaseCommand):
         if options["processes"] > 1:
             self.supervise(options, overrides)
             return
+        older_threads = set(threading.enumerate())
         stop_relay = threading.Event()
         relay = self.start_relay(stop_relay) if options["relay"] else None
         recorder: RecorderThread | None = None
@@ -131,7 +133,7 @@ class Command(BaseCommand):
                 # A candidate history recorder (one records for the whole deployment): the
                 # console's charts fill whether or not a browser is open.
                 recorder = start_recorder(redis_client, config.keys, "runworker")
-            asyncio.run(
+            run(
                 serve(
                     config,
                     redis_url(),
@@ -150,6 +152,8 @@ class Command(BaseCommand):
                 relay.join()
             if recorder is not None:
                 recorder.stop()
+            # Last: an agent's thread past the drain timeout must not hold the process.
+            exit_past_lingering_threads(sys.exc_info()[1], older_threads)
 
     def supervise(self, options: dict[str, Any], overrides: dict[str, Any]) -> None:
         config = engine_config(**overrides)  # checked here once, not N times in children
