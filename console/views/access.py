@@ -14,6 +14,8 @@ from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse, HttpResponseBase
 from django.shortcuts import render
+from django.views.decorators.cache import never_cache
+from django.views.decorators.debug import sensitive_post_parameters
 from django_htmx.middleware import HtmxDetails
 
 from console import throttle
@@ -80,6 +82,8 @@ def _locked_out(request: HttpRequest) -> tuple[str, int]:
     return username, throttle.throttle().wait_s(username, throttle.client_address(request))
 
 
+@sensitive_post_parameters()  # as Django's own sign-in: no password in an error report
+@never_cache
 def admin_login(request: HttpRequest) -> HttpResponse:
     """The admin's sign-in, answering a locked-out user 429 with the wait, as the console's
     does. The admin's own view only sees ``authenticate()`` return nobody (the throttle

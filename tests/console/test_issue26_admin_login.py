@@ -29,6 +29,7 @@ def test_admin_sign_in_of_a_locked_out_user_is_429(r: redis.Redis, db: Any) -> N
         "/admin/login/", {"username": "root", "password": "pw-root", "next": "/admin/"}
     )
     assert locked.status_code == 429 and int(locked["Retry-After"]) > 0
+    assert "no-store" in locked["Cache-Control"]  # never cached, as the admin's own page
     assert "Too many failed sign-in attempts" in locked.content.decode()
     assert "_auth_user_id" not in client.session
     assert client.get("/admin/login/").status_code == 200  # the form itself still shows
