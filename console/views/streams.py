@@ -125,13 +125,15 @@ def group_page(request: HtmxHttpRequest, stream: str, group: str) -> HttpRespons
     except redis.ResponseError as exc:
         return unreadable(request, stream, exc)
     claim_idle_ms = engine_config().claim_idle_ms
+    paused = group_row.info.paused_by is not None  # nothing reclaims: "paused", not "stuck"
     context = {
         "row": row,
         "group": group_row,
         "at_ms": at_ms,
         "page": page,
         "states": {
-            p.id: health.pending_state(p.idle_ms, p.due_ms, at_ms, claim_idle_ms) for p in page.rows
+            p.id: health.pending_state(p.idle_ms, p.due_ms, at_ms, claim_idle_ms, paused=paused)
+            for p in page.rows
         },
         "form": form,
         "live": [realtime.group_key(stream, group)],

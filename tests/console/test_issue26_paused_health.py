@@ -40,6 +40,8 @@ def test_stuck_entry_of_a_paused_group_reads_paused_until_resumed(
     assert oldest_state(staff_client) == "paused"
     page = staff_client.get(f"/streams/{STREAM}/groups/{GROUP}/").content.decode()
     assert '<div class="value" data-metric="oldest"><span data-state="paused">paused' in page
+    # The pending table says the same of the entry's own row.
+    assert page.count('data-state="paused"') == 2 and 'data-state="stuck"' not in page
 
     actions.resume(r, keys, STREAM, GROUP)
     assert both_marks(staff_client)[1][0] == "bad" and oldest_state(staff_client) == "stuck"
