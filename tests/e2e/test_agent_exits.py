@@ -5,15 +5,13 @@ ones are dead-lettered after their deliveries, and ``--burst`` exits 0 promptly.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import time
 
 import pytest
 import redis
 
 from tests.support.engine import pending, xadd
-from tests.support.processes import ROOT, TIMINGS
+from tests.support.processes import TIMINGS, manage
 from workers.models import AgentRun, RunStatus
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
@@ -32,15 +30,7 @@ def test_agents_raising_system_exit_and_keyboard_interrupt_kill_no_worker(
     }
     args = ["runworker", *TIMINGS, "--processes", "2", "--burst", "--consumer", "exits"]
     started = time.monotonic()
-    done = subprocess.run(
-        [sys.executable, "manage.py", *args],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=90,
-        check=False,
-    )
+    done = manage(env, *args)
     took_s = time.monotonic() - started
     assert done.returncode == 0, done.stderr
     assert "restarted" not in done.stderr and "exited with" not in done.stderr
