@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 from django.core.exceptions import ImproperlyConfigured
 
+from workers.core.errors import ConfigurationError
+from workers.redis.connection import check_url
 from workers.redis.datadir import stored_secret
+
+T = TypeVar("T")
 
 TRUE = {"1", "true", "yes", "on"}
 FALSE = {"0", "false", "no", "off", ""}
@@ -23,12 +29,32 @@ def env_bool(name: str, default: bool) -> bool:
     return value in TRUE
 
 
-def env_int(name: str, default: int) -> int:
+def env_int(name: str, default: int, minimum: int = 0) -> int:
     raw = os.environ.get(name, "").strip()
     try:
-        return int(raw) if raw else default
+        value = int(raw) if raw else default
     except ValueError:
         raise ImproperlyConfigured(f"{name}={raw!r}: expected a whole number") from None
+    if value < minimum:
+        raise ImproperlyConfigured(f"{name}={raw!r}: expected a whole number >= {minimum}")
+    return value
+
+
+def configured(build: Callable[[], T]) -> T:
+    """What a ``workers`` reader builds from the environment, its ``ConfigurationError``
+    raised as Django's ``ImproperlyConfigured``: manage.py prints that as one line, where
+    any other error at settings time is a traceback."""
+    try:
+        return build()
+    except ConfigurationError as exc:
+        raise ImproperlyConfigured(str(exc)) from exc
+
+
+def redis_url() -> str:
+    """``REDIS_URL``, checked now: a password that a URL cannot hold as written would
+    otherwise show its start in errors (workers/redis/connection.py ``check_url``)."""
+    raw = os.environ.get("REDIS_URL", "").strip()
+    return configured(lambda: check_url(raw)) if raw else ""
 
 
 def env_list(name: str, default: str = "") -> list[str]:

@@ -16,7 +16,15 @@ from pathlib import Path
 
 import dj_database_url
 
-from console.environment import env_bool, env_int, env_list, proxy_ssl_header, secret_key
+from console.environment import (
+    configured,
+    env_bool,
+    env_int,
+    env_list,
+    proxy_ssl_header,
+    redis_url,
+    secret_key,
+)
 from console.throttle import ThrottleConfig
 from workers.core.config import options_from_env
 from workers.core.logs import log_format
@@ -147,7 +155,7 @@ AUTHENTICATION_BACKENDS = [
     "console.throttle.SignInThrottle",
     "django.contrib.auth.backends.ModelBackend",
 ]
-STREAMDESK_LOGIN_THROTTLE = ThrottleConfig.from_env(os.environ)
+STREAMDESK_LOGIN_THROTTLE = configured(lambda: ThrottleConfig.from_env(os.environ))
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "overview"
 LOGOUT_REDIRECT_URL = "login"
@@ -157,8 +165,8 @@ CSRF_COOKIE_SAMESITE = "Lax"
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
-REDIS_URL = os.environ.get("REDIS_URL", "")
-STREAMDESK = options_from_env()
+REDIS_URL = redis_url()
+STREAMDESK = configured(options_from_env)
 # The console runs bulk jobs (docs/actions.md) in a thread of its process; off: only
 # ``manage.py jobs --run`` does.
 STREAMDESK_JOB_RUNNER = env_bool("STREAMDESK_JOB_RUNNER", True)
@@ -182,7 +190,7 @@ STREAMDESK_AGENT_MODULES = [
 # turns posted JSON into demo.echo events.
 _webhooks_file = os.environ.get("STREAMDESK_WEBHOOKS_FILE", "")
 STREAMDESK_WEBHOOKS: dict[str, object] = (
-    load_sources_file(_webhooks_file)
+    configured(lambda: load_sources_file(_webhooks_file))
     if _webhooks_file
     else (
         {"demo": {"scheme": "hmac", "secret": "dev-webhook-secret", "event_type": "demo.echo"}}
@@ -190,18 +198,12 @@ STREAMDESK_WEBHOOKS: dict[str, object] = (
         else {}
     )
 )
-STREAMDESK_WEBHOOK_MAX_BYTES = int(
-    os.environ.get("STREAMDESK_WEBHOOK_MAX_BYTES", DEFAULT_MAX_BYTES)
-)
-STREAMDESK_WEBHOOK_MAX_DEPTH = int(
-    os.environ.get("STREAMDESK_WEBHOOK_MAX_DEPTH", DEFAULT_MAX_DEPTH)
-)
+STREAMDESK_WEBHOOK_MAX_BYTES = env_int("STREAMDESK_WEBHOOK_MAX_BYTES", DEFAULT_MAX_BYTES, 1)
+STREAMDESK_WEBHOOK_MAX_DEPTH = env_int("STREAMDESK_WEBHOOK_MAX_DEPTH", DEFAULT_MAX_DEPTH, 1)
 # A byte-identical signed body to one source inside this window is published once (7 days).
-STREAMDESK_WEBHOOK_REPLAY_WINDOW_S = int(
-    os.environ.get("STREAMDESK_WEBHOOK_REPLAY_WINDOW_S", 7 * 24 * 3600)
-)
+STREAMDESK_WEBHOOK_REPLAY_WINDOW_S = env_int("STREAMDESK_WEBHOOK_REPLAY_WINDOW_S", 7 * 24 * 3600, 1)
 # Largest request body on every other path; refused while it arrives (console/body_limit.py).
-STREAMDESK_MAX_REQUEST_BYTES = int(os.environ.get("STREAMDESK_MAX_REQUEST_BYTES", 2_621_440))
+STREAMDESK_MAX_REQUEST_BYTES = env_int("STREAMDESK_MAX_REQUEST_BYTES", 2_621_440, 1)
 
 # Who may scrape GET /metrics (docs/observability.md): a bearer token, client networks (CIDRs),
 # or both. Neither: every scrape is refused, except from loopback with DEBUG on.
@@ -250,4 +252,4 @@ LOGGING = {
 
 # The model agents call (docs/llm.md): STREAMDESK_LLM_BASE_URL/_API_KEY/_MODEL, or none for the
 # agents' deterministic built-in models; STREAMDESK_LLM_PRICES for the cost per run.
-STREAMDESK_LLM = llm_config_from_env()
+STREAMDESK_LLM = configured(llm_config_from_env)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 import socket
 from dataclasses import dataclass, field, fields, replace
@@ -98,14 +99,30 @@ class EngineConfig:
         return cls(**{**options, **given})
 
 
-def env_int(name: str, default: int) -> int:
+def env_int(name: str, default: int, minimum: int | None = None) -> int:
     raw = os.environ.get(name)
     if raw is None or raw == "":
         return default
     try:
-        return int(raw)
+        value = int(raw)
     except ValueError:
         raise ConfigurationError(f"{name} must be an integer, got {raw!r}") from None
+    if minimum is not None and value < minimum:
+        raise ConfigurationError(f"{name} must be at least {minimum}, got {raw!r}")
+    return value
+
+
+def env_seconds(name: str, default: float) -> float:
+    raw = os.environ.get(name, "").strip()
+    if raw == "":
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ConfigurationError(f"{name} must be a number of seconds, got {raw!r}") from None
+    if not math.isfinite(value) or value < 0:
+        raise ConfigurationError(f"{name} must be a finite number >= 0, got {raw!r}")
+    return value
 
 
 def env_bool(name: str, default: bool) -> bool:
@@ -121,25 +138,27 @@ def env_bool(name: str, default: bool) -> bool:
 
 def options_from_env() -> dict[str, Any]:
     """``STREAMDESK_*`` environment variables, for settings.py."""
+    # option: (variable, least value). The engine checks some of these again; here the
+    # message names the variable, at start-up. A block of 0 ms would block for ever.
     ints = {
-        "concurrency": "STREAMDESK_CONCURRENCY",
-        "batch_size": "STREAMDESK_BATCH_SIZE",
-        "block_ms": "STREAMDESK_BLOCK_MS",
-        "max_deliveries": "STREAMDESK_MAX_DELIVERIES",
-        "claim_idle_ms": "STREAMDESK_CLAIM_IDLE_MS",
-        "lease_ms": "STREAMDESK_LEASE_MS",
-        "retry_base_ms": "STREAMDESK_RETRY_BASE_MS",
-        "reclaim_interval_ms": "STREAMDESK_RECLAIM_INTERVAL_MS",
-        "done_ttl_s": "STREAMDESK_DONE_TTL_S",
-        "consumer_prune_s": "STREAMDESK_CONSUMER_PRUNE_S",
-        "max_event_bytes": "STREAMDESK_MAX_EVENT_BYTES",
-        "partitions": "STREAMDESK_PARTITIONS",
+        "concurrency": ("STREAMDESK_CONCURRENCY", 1),
+        "batch_size": ("STREAMDESK_BATCH_SIZE", 1),
+        "block_ms": ("STREAMDESK_BLOCK_MS", 1),
+        "max_deliveries": ("STREAMDESK_MAX_DELIVERIES", 1),
+        "claim_idle_ms": ("STREAMDESK_CLAIM_IDLE_MS", 1),
+        "lease_ms": ("STREAMDESK_LEASE_MS", 1),
+        "retry_base_ms": ("STREAMDESK_RETRY_BASE_MS", 0),
+        "reclaim_interval_ms": ("STREAMDESK_RECLAIM_INTERVAL_MS", 1),
+        "done_ttl_s": ("STREAMDESK_DONE_TTL_S", 1),
+        "consumer_prune_s": ("STREAMDESK_CONSUMER_PRUNE_S", 0),
+        "max_event_bytes": ("STREAMDESK_MAX_EVENT_BYTES", 1),
+        "partitions": ("STREAMDESK_PARTITIONS", 1),
     }
     defaults = EngineConfig.__dataclass_fields__
     out: dict[str, Any] = {}
-    for option, var in ints.items():
+    for option, (var, least) in ints.items():
         if os.environ.get(var):
-            out[option] = env_int(var, defaults[option].default)  # type: ignore[arg-type]
+            out[option] = env_int(var, defaults[option].default, least)  # type: ignore[arg-type]
     for option, var in (
         ("stream", "STREAMDESK_STREAM"),
         ("group", "STREAMDESK_GROUP"),
@@ -148,7 +167,7 @@ def options_from_env() -> dict[str, Any]:
         if os.environ.get(var):
             out[option] = os.environ[var]
     if os.environ.get("STREAMDESK_DRAIN_TIMEOUT_S"):
-        out["drain_timeout_s"] = float(os.environ["STREAMDESK_DRAIN_TIMEOUT_S"])
+        out["drain_timeout_s"] = env_seconds("STREAMDESK_DRAIN_TIMEOUT_S", 30.0)
     if os.environ.get("STREAMDESK_TIMELINE"):
         out["timeline"] = env_bool("STREAMDESK_TIMELINE", True)
     return out

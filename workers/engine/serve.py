@@ -42,7 +42,8 @@ async def serve(
     llm: LLMConfig | None = None,
 ) -> None:
     # Read timeouts must outlast XREADGROUP BLOCK. Bytes that are not UTF-8 stay lone
-    # surrogates: the entry is a decode-error, its dead letter written back byte for byte.
+    # surrogates, never U+FFFD: the entry is a decode-error (its dead letter shows them as
+    # escapes, \udcff for 0xFF), not an event that hashes as another one.
     client = await aconnect(
         url,
         encoding_errors="surrogateescape",

@@ -3,20 +3,27 @@
 from __future__ import annotations
 
 import asyncio
+import re
 from pathlib import Path
 from typing import Any, cast
+from urllib.parse import urlsplit
 
 import redis
 import redis.asyncio as aredis
-from redis.connection import HiredisRespSerializer
+from redis.connection import HiredisRespSerializer, SSLConnection, parse_url
 from redis.exceptions import RedisClusterException
 from redis.utils import HIREDIS_AVAILABLE
 
-from workers.core.errors import RedisTooOld, RedisUnavailable, StreamdeskError
+from workers.core.errors import ConfigurationError, RedisTooOld, RedisUnavailable, StreamdeskError
 from workers.core.redact import redact_url
 from workers.redis.embedded import EmbeddedValkey
 
 MIN_VERSION = (6, 2, 0)
+# Connecting, TLS handshake included, gives up after this: a rediss:// URL pointed at a plain
+# port otherwise waits for a server hello that never comes, for ever.
+CONNECT_TIMEOUT_S = 5.0
+ENCODE_HINT = "percent-encode it: '/' as %2F, '?' as %3F, '#' as %23, '@' as %40"
+_DB_PATH = re.compile(r"/?(\d*)")
 # What a server that cannot be reached raises. A cluster client that finds no node to read
 # the slot map from (in a failover, before a replica is promoted) raises the cluster's own
 # exception, which is not a RedisError.
@@ -29,10 +36,53 @@ UNREACHABLE = (
 )
 
 
+def check_url(url: str, name: str = "REDIS_URL") -> str:
+    """``url`` if redis-py reads it as written, else a ConfigurationError that shows no part
+    of it: a password holding '/', '?' or '#' ends the URL's host part early, so what a
+    parser takes for the port or the path is the password's start."""
+    try:
+        parts = urlsplit(url)
+    except ValueError as exc:  # "Invalid IPv6 URL": no part of the URL in the message
+        raise ConfigurationError(f"{name}: {exc}") from None
+    if parts.scheme not in ("redis", "rediss", "unix"):
+        raise ConfigurationError(f"{name} must start with redis://, rediss:// or unix://")
+    after_host = url[len(parts.scheme) + 3 + len(parts.netloc) :]
+    if "@" not in parts.netloc and "@" in after_host:
+        raise ConfigurationError(
+            f"{name}: its password (or user name) holds '/', '?', '#' or '@', which end a "
+            f"URL's host part; {ENCODE_HINT} (the URL is not shown: it holds the password)"
+        )
+    if parts.scheme != "unix":
+        _check_port_and_db(url, name)
+    try:
+        parse_url(url)  # type: ignore[no-untyped-call]
+    except ValueError as exc:  # redis-py's own messages name the option, not its value
+        raise ConfigurationError(f"{name}: {exc}") from None
+    return url
+
+
+def _check_port_and_db(url: str, name: str) -> None:
+    parts = urlsplit(url)
+    try:
+        port = parts.port
+    except ValueError:
+        port = 0
+    if port == 0:
+        # Not shown: with a '/' in the password, the "port" is the password's start.
+        raise ConfigurationError(
+            f"{name}: the port is not a number from 1 to 65535 (if the password holds "
+            f"'/', '?', '#' or '@', {ENCODE_HINT})"
+        )
+    # redis-py reads "/x" as database 0, silently, and "/-1" or "/1/2" as -1 and 12.
+    if not _DB_PATH.fullmatch(parts.path):
+        raise ConfigurationError(f"{name}: the database is not a number (redis://host:port/0)")
+
+
 def resolve_url(redis_url: str, data_dir: Path) -> str:
-    """``redis_url`` if set, else the embedded server's URL (started if it is not running)."""
+    """``redis_url`` if set (checked), else the embedded server's URL (started if it is not
+    running)."""
     if redis_url:
-        return redis_url
+        return check_url(redis_url)
     server = EmbeddedValkey(data_dir)
     server.ensure_running()
     return server.url
@@ -76,13 +126,18 @@ def is_cluster(client: object) -> bool:
 def connect(url: str, **kwargs: Any) -> redis.Redis:
     """A sync client, checked to reach a recent enough server; a cluster client when
     ``url`` names a node of a cluster."""
-    client = redis.Redis.from_url(url, decode_responses=True, **kwargs)
+    kwargs.setdefault("socket_connect_timeout", CONNECT_TIMEOUT_S)
+    check_url(url)
+    client = bounded_handshake(redis.Redis.from_url(url, decode_responses=True, **kwargs))
     try:
         check_version(cast(dict[str, Any], client.info("server")))
         cluster = is_cluster_node(cast(dict[str, Any], client.info("cluster")))
     except (redis.ConnectionError, redis.TimeoutError, OSError) as exc:
         client.close()
-        raise RedisUnavailable(f"cannot reach Redis at {redact_url(url)}: {exc}") from exc
+        raise RedisUnavailable(unreachable(url, exc)) from exc
+    except redis.ResponseError as exc:  # the SELECT of the URL's database, refused
+        client.close()
+        raise ConfigurationError(f"REDIS_URL: {exc}") from exc
     except StreamdeskError:
         client.close()
         raise
@@ -96,6 +151,31 @@ def connect(url: str, **kwargs: Any) -> redis.Redis:
         why = f"cannot read the cluster's slots from {redact_url(url)}: {exc}"
         raise RedisUnavailable(why) from exc
     return cast(redis.Redis, cluster_client)
+
+
+def unreachable(url: str, exc: BaseException) -> str:
+    why = f"cannot reach Redis at {redact_url(url)}: {exc}"
+    if url.startswith("rediss://") and isinstance(exc, redis.TimeoutError | TimeoutError):
+        return f"{why} (no TLS handshake: is the port a plain, non-TLS one?)"
+    return why
+
+
+class BoundedHandshakeSSLConnection(SSLConnection):
+    """redis-py's sync TLS connection runs its handshake under ``socket_timeout`` (none by
+    default), not the connect timeout: against a plain port it waited for ever."""
+
+    def _wrap_socket_with_ssl(self, sock: Any) -> Any:
+        sock.settimeout(self.socket_connect_timeout)
+        wrapped = super()._wrap_socket_with_ssl(sock)  # type: ignore[no-untyped-call]
+        wrapped.settimeout(self.socket_timeout)
+        return wrapped
+
+
+def bounded_handshake(client: redis.Redis) -> redis.Redis:
+    pool = client.connection_pool
+    if pool.connection_class is SSLConnection:
+        pool.connection_class = BoundedHandshakeSSLConnection
+    return client
 
 
 class HiredisPacking:
@@ -179,14 +259,20 @@ def pack_with_hiredis(client: aredis.Redis) -> aredis.Redis:
 
 
 async def aconnect(url: str, **kwargs: Any) -> aredis.Redis:
-    """``connect``'s asyncio twin: a cluster node gives a cluster client."""
+    """``connect``'s asyncio twin: a cluster node gives a cluster client. Its connect timeout
+    covers the TLS handshake."""
+    kwargs.setdefault("socket_connect_timeout", CONNECT_TIMEOUT_S)
+    check_url(url)
     client = pack_with_hiredis(aredis.Redis.from_url(url, decode_responses=True, **kwargs))
     try:
         check_version(await client.info("server"))
         cluster = is_cluster_node(await client.info("cluster"))
     except (redis.ConnectionError, redis.TimeoutError, OSError) as exc:
         await client.aclose()
-        raise RedisUnavailable(f"cannot reach Redis at {redact_url(url)}: {exc}") from exc
+        raise RedisUnavailable(unreachable(url, exc)) from exc
+    except redis.ResponseError as exc:  # the SELECT of the URL's database, refused
+        await client.aclose()
+        raise ConfigurationError(f"REDIS_URL: {exc}") from exc
     except StreamdeskError:
         await client.aclose()
         raise
