@@ -55,6 +55,12 @@ def publish(r: redis.Redis, first: int, n: int) -> set[str]:
     return {event_hash(Envelope.model_validate(e)) for e in batch}
 
 
+def retried(r: redis.Redis) -> bool:
+    """Every entry read, and one delivered a second time."""
+    rows = r.xpending_range(STREAM, "agents", min="-", max="+", count=100)
+    return len(rows) == 20 and max(row["times_delivered"] for row in rows) >= 2
+
+
 def succeeded(pg: PrivatePostgres) -> int:
     with pg.connect() as conn:
         sql = "SELECT count(*) FROM workers_agentrun WHERE status = 'succeeded'"
@@ -72,6 +78,29 @@ def test_worker_resumes_after_postgres_restart(
     # Both database threads' connections are dead now: the next read and write find out.
     hashes |= publish(r, 20, 20)
     wait_for(lambda: succeeded(pg) == 40, timeout_s=20, what="events after the restart")
+    wait_for(lambda: pending(r) == 0, timeout_s=10, what="every entry acked")
+    proc.send_signal(signal.SIGTERM)
+    assert on_pg.exit_code(proc, "pg-worker", 15) == 0, on_pg.log("pg-worker")
+    starts = {h: int(n) for h, n in r.hgetall(STARTS).items()}
+    assert set(starts) == hashes
+    assert [h for h, n in starts.items() if n != 1] == []
+    assert r.xlen(DEAD) == 0
+
+
+def test_worker_backs_off_while_postgres_is_down_and_resumes(
+    r: redis.Redis, on_pg: Workers, pg: PrivatePostgres
+) -> None:
+    """Events published while the server is down wait for it: none is lost, none runs twice,
+    none is dead-lettered (an outage of a few seconds, shorter than max-deliveries' worth of
+    reclaims)."""
+    proc = on_pg.start("pg-worker")
+    hashes = publish(r, 0, 5)
+    wait_for(lambda: succeeded(pg) == 5, timeout_s=30, what="the first events")
+    with pg.down():
+        hashes |= publish(r, 5, 20)
+        # Down until the worker has read them all and tried some a second time (reclaimed).
+        wait_for(lambda: retried(r), timeout_s=15, what="the worker to try again")
+    wait_for(lambda: succeeded(pg) == 25, timeout_s=30, what="events after the outage")
     wait_for(lambda: pending(r) == 0, timeout_s=10, what="every entry acked")
     proc.send_signal(signal.SIGTERM)
     assert on_pg.exit_code(proc, "pg-worker", 15) == 0, on_pg.log("pg-worker")

@@ -73,9 +73,18 @@ class PrivatePostgres:
 
     def restart(self) -> None:
         """Stop at once (every connection cut, as in a crash), then start again."""
+        with self.down():
+            pass
+
+    @contextlib.contextmanager
+    def down(self) -> Iterator[None]:
+        """Stopped at once (as in a crash) for the ``with`` block, then started again."""
         self._ctl("stop", "-m", "immediate")
-        self._start()
-        wait_for(self.accepts, what="the private PostgreSQL to accept connections")
+        try:
+            yield
+        finally:
+            self._start()
+            wait_for(self.accepts, what="the private PostgreSQL to accept connections")
 
     def accepts(self) -> bool:
         try:
