@@ -149,3 +149,18 @@ def test_an_entry_not_utf8_is_dead_lettered_exactly_and_good_ones_run(
     stats = {k: int(v) for k, v in r.hgetall(f"streamdesk:stats:{STREAM}").items()}
     assert (stats["processed"], stats["dead_lettered"]) == (2, 2)
     raw.close()
+
+
+def test_the_engine_client_writes_back_the_bytes_it_read(r: redis.Redis, redis_url: str) -> None:
+    """hiredis packs a str as strict UTF-8: a value read with surrogateescape went back
+    through it as a UnicodeEncodeError, which no caller takes for a Redis error."""
+
+    async def round_trip() -> bytes:
+        client = await aconnect(redis_url, encoding_errors="surrogateescape")
+        try:
+            await client.set("issue26:raw", b"\xff\xfe".decode("utf-8", "surrogateescape"))
+            return bytes(await client.execute_command("GET", "issue26:raw", NEVER_DECODE=True))
+        finally:
+            await client.aclose()
+
+    assert asyncio.run(round_trip()) == b"\xff\xfe"
