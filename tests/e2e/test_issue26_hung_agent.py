@@ -31,14 +31,15 @@ def test_worker_exits_past_a_hung_agent_and_another_runs_its_event(
 ) -> None:
     workers.env["STREAMDESK_AGENT_MODULES"] = "tests.e2e.hung_agents"
     event = {"type": event_type, "source": "hung", "id": "h1", "data": {}}
-    r.xadd(STREAM, {"event": json.dumps(event)})
+    entry_id = r.xadd(STREAM, {"event": json.dumps(event)})
     first = workers.start("first", "--drain-timeout", str(DRAIN_S))
     wait_for(lambda: r.hlen(STARTS) == 1, timeout_s=20, what="the agent to start")
     sent = time.monotonic()
     first.send_signal(signal.SIGTERM)
     assert workers.exit_code(first, "first", EXIT_WITHIN_S) == 0, workers.log("first")
     assert time.monotonic() - sent < EXIT_WITHIN_S
-    assert "still running" in workers.log("first")
+    assert f"unfinished at the drain timeout, left pending: {entry_id}" in workers.log("first")
+    assert "threads still running past the drain timeout" in workers.log("first")
     second = workers.start("second", "--burst")
     assert workers.exit_code(second, "second", 30) == 0, workers.log("second")
     assert list(r.hvals(STARTS)) == ["2"]

@@ -79,6 +79,7 @@ async def serve(
         await client.aclose()
     processed = sum(worker.processed for worker in workers)
     log.info("worker %s stopped after %d events", config.consumer, processed)
+    log_abandoned(workers)
     flush_repeats()  # failures counted in this minute: reported before the process ends
 
 
@@ -97,6 +98,16 @@ def partition_workers(
     configs = config.per_partition(tagged=cluster)
     slots = Slots(config.concurrency)
     return [Worker(c, client, registry, store, budgets, llm, slots) for c in configs]
+
+
+def log_abandoned(workers: list[Worker]) -> None:
+    """Name the entries whose agents were still running at the drain timeout: their leases
+    were released and they stay pending, for another worker (an agent's thread may still
+    be running them here: ``exit_past_lingering_threads`` then ends the process)."""
+    ids = [i for worker in workers for a in worker.inflight.values() for i in a.entry_ids]
+    if ids:
+        shown = ", ".join(ids[:20]) + (f" and {len(ids) - 20} more" if len(ids) > 20 else "")
+        log.warning("unfinished at the drain timeout, left pending: %s", shown)
 
 
 def stop_all(workers: list[Worker]) -> None:
