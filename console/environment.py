@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
+import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
 from workers.core.errors import ConfigurationError
-from workers.redis.connection import check_url
+from workers.redis.connection import check_url, password_ends_host, unencoded_password
 from workers.redis.datadir import stored_secret
 
 T = TypeVar("T")
@@ -59,6 +61,27 @@ def redis_url() -> str:
 
 def env_list(name: str, default: str = "") -> list[str]:
     return [item.strip() for item in os.environ.get(name, default).split(",") if item.strip()]
+
+
+def database(url: str) -> dict[str, Any]:
+    """``DATABASE_URL`` parsed; a URL it cannot read is one line that shows none of it."""
+    try:
+        if password_ends_host(url):
+            raise ImproperlyConfigured(unencoded_password("DATABASE_URL"))
+        return dict(dj_database_url.parse(url, conn_max_age=60))
+    except ValueError as exc:  # its messages name the scheme at most, never the password
+        raise ImproperlyConfigured(f"DATABASE_URL: {exc}") from None
+
+
+def log_level(raw: str) -> int | str:
+    """``LOG_LEVEL`` as the logging module takes it: a name in any case, or a number."""
+    level = raw.strip().upper() or "INFO"
+    if level.isdigit():
+        return int(level)
+    if level in logging.getLevelNamesMapping():
+        return level
+    names = ", ".join(n for n in logging.getLevelNamesMapping() if n != "NOTSET")
+    raise ImproperlyConfigured(f"LOG_LEVEL={raw!r}: use one of {names}")
 
 
 def secret_key(debug: bool, data_dir: Path) -> str:

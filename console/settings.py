@@ -14,13 +14,13 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-import dj_database_url
-
 from console.environment import (
     configured,
+    database,
     env_bool,
     env_int,
     env_list,
+    log_level,
     proxy_ssl_header,
     redis_url,
     secret_key,
@@ -119,9 +119,8 @@ if not os.environ.get("DATABASE_URL"):
     # keys, so it is the owner's only (SQLite gives its -wal and -shm files the same mode).
     private_file(private_dir(STREAMDESK_DATA_DIR) / "db.sqlite3")
 DATABASES = {
-    "default": dj_database_url.parse(
-        os.environ.get("DATABASE_URL") or f"sqlite:///{STREAMDESK_DATA_DIR / 'db.sqlite3'}",
-        conn_max_age=60,
+    "default": database(
+        os.environ.get("DATABASE_URL") or f"sqlite:///{STREAMDESK_DATA_DIR / 'db.sqlite3'}"
     )
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
@@ -239,7 +238,7 @@ LOGGING = {
             "filters": ["repeats"],
         },
     },
-    "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
+    "root": {"handlers": ["console"], "level": log_level(os.environ.get("LOG_LEVEL", ""))},
     "loggers": {
         "django": {"level": "WARNING"},
         "asyncio": {"level": "WARNING"},

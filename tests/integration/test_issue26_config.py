@@ -82,6 +82,31 @@ def test_a_password_the_url_cannot_hold_is_refused_unshown(url: str, command: st
 
 
 @pytest.mark.parametrize(
+    "url",
+    [f"postgres://u:Zq/{SECRET}@127.0.0.1:5432/db", f"postgres://u:Zq#{SECRET}@127.0.0.1:5432/db"],
+)
+def test_a_database_password_the_url_cannot_hold_is_refused_unshown(url: str) -> None:
+    result = cli({"DATABASE_URL": url}, "streams")
+    line = one_line_error(result)
+    assert line.startswith("configuration error: DATABASE_URL") and "percent-encode" in line
+    assert "Zq" not in result.stdout + result.stderr
+    assert SECRET not in result.stdout + result.stderr
+
+
+@pytest.mark.parametrize(
+    ("variable", "value"),
+    [
+        ("DATABASE_URL", "bogus://x"),
+        ("DATABASE_URL", "postgres://u:pw@127.0.0.1:abc/db"),
+        ("LOG_LEVEL", "LOUD"),
+    ],
+)
+def test_other_unreadable_settings_are_one_line(variable: str, value: str) -> None:
+    line = one_line_error(cli({variable: value}, "streams"))
+    assert line.startswith(f"configuration error: {variable}")
+
+
+@pytest.mark.parametrize(
     ("path", "says"),
     [(":abc/0", "the port is not a number"), (":99999/0", "the port is not a number")],
 )

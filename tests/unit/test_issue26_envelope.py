@@ -15,7 +15,7 @@ from workers.core.events import decode_envelope, strict_loads
 from workers.core.registry import Registry
 from workers.producers.publish import build_envelope
 from workers.producers.webhooks.intake import parse_json
-from workers.redis.connection import check_url
+from workers.redis.connection import check_url, password_ends_host
 
 ZEROS_250 = "1" + "0" * 250
 
@@ -184,3 +184,11 @@ def test_bad_ports_and_databases_are_configuration_errors(url: str, says: str) -
 )
 def test_well_formed_urls_pass_unchanged(url: str) -> None:
     assert check_url(url) == url
+
+
+@pytest.mark.parametrize(
+    "url",
+    ["unix:///run/a@b.sock", "sqlite:////srv/u@x/db.sqlite3", "redis://u%2Fx:p%40w@h:1/0"],
+)
+def test_an_at_sign_in_a_path_with_no_host_part_is_no_password(url: str) -> None:
+    assert not password_ends_host(url)

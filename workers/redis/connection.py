@@ -46,12 +46,8 @@ def check_url(url: str, name: str = "REDIS_URL") -> str:
         raise ConfigurationError(f"{name}: {exc}") from None
     if parts.scheme not in ("redis", "rediss", "unix"):
         raise ConfigurationError(f"{name} must start with redis://, rediss:// or unix://")
-    after_host = url[len(parts.scheme) + 3 + len(parts.netloc) :]
-    if "@" not in parts.netloc and "@" in after_host:
-        raise ConfigurationError(
-            f"{name}: its password (or user name) holds '/', '?', '#' or '@', which end a "
-            f"URL's host part; {ENCODE_HINT} (the URL is not shown: it holds the password)"
-        )
+    if password_ends_host(url):
+        raise ConfigurationError(unencoded_password(name))
     if parts.scheme != "unix":
         _check_port_and_db(url, name)
     try:
@@ -59,6 +55,22 @@ def check_url(url: str, name: str = "REDIS_URL") -> str:
     except ValueError as exc:  # redis-py's own messages name the option, not its value
         raise ConfigurationError(f"{name}: {exc}") from None
     return url
+
+
+def password_ends_host(url: str) -> bool:
+    """Whether the URL's user name or password holds '/', '?', '#' or '@' as written: the
+    host part then ends early, and an '@' is left after it. A URL with no host part
+    (``unix:///a@b.sock``, ``sqlite:///...``) may hold an '@' in its path."""
+    _, sep, rest = url.partition("://")
+    netloc = urlsplit(url).netloc
+    return bool(sep and netloc) and "@" not in netloc and "@" in rest[len(netloc) :]
+
+
+def unencoded_password(name: str) -> str:
+    return (
+        f"{name}: its password (or user name) holds '/', '?', '#' or '@', which end a "
+        f"URL's host part; {ENCODE_HINT} (the URL is not shown: it holds the password)"
+    )
 
 
 def _check_port_and_db(url: str, name: str) -> None:
