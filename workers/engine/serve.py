@@ -7,6 +7,7 @@ import gc
 import logging
 import os
 import signal
+import sys
 import threading
 import time
 from collections.abc import Collection, Coroutine
@@ -184,7 +185,10 @@ def exit_past_lingering_threads(
         len(lingering),
         ", ".join(t.name for t in lingering),
     )
-    logging.shutdown()  # flushes every handler: os._exit skips the interpreter's exit
+    # os._exit skips the interpreter's exit, which would flush the log handlers and streams.
+    logging.shutdown()
+    sys.stdout.flush()
+    sys.stderr.flush()
     os._exit(0 if failure is None else 1)
 
 
