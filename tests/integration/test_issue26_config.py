@@ -6,10 +6,16 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
+import ssl
 import subprocess
 import sys
+import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
+from queue import Queue
+from urllib.parse import urlsplit
 
 import pytest
 import redis
@@ -17,7 +23,7 @@ import redis
 from tests.support.engine import STREAM, xadd
 from tests.support.processes import manage
 from workers.core.errors import RedisUnavailable
-from workers.redis.connection import CONNECT_TIMEOUT_S, aconnect
+from workers.redis.connection import CONNECT_TIMEOUT_S, aconnect, connect
 
 ROOT = Path(__file__).resolve().parents[2]
 SECRET = "Xk-s3cret9"
@@ -189,3 +195,89 @@ def test_the_engine_client_writes_back_the_bytes_it_read(r: redis.Redis, redis_u
             await client.aclose()
 
     assert asyncio.run(round_trip()) == b"\xff\xfe"
+
+
+async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    try:
+        while data := await reader.read(65536):
+            writer.write(data)
+            await writer.drain()
+    except OSError:
+        pass
+    finally:
+        writer.close()
+
+
+class TlsProxy:
+    """A TLS front for the plain test server (the embedded Valkey has no TLS), served by an
+    event loop of its own thread until ``stop``."""
+
+    def __init__(self, ctx: ssl.SSLContext, upstream: tuple[str, int]) -> None:
+        self.ctx, self.upstream = ctx, upstream
+        self.ready: Queue[tuple[asyncio.AbstractEventLoop, asyncio.Event, int]] = Queue()
+        self.thread = threading.Thread(target=asyncio.run, args=(self._serve(),))
+        self.thread.start()
+        self.loop, self.done, self.port = self.ready.get(timeout=10)
+
+    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        up_reader, up_writer = await asyncio.open_connection(*self.upstream)
+        await asyncio.gather(_pipe(reader, up_writer), _pipe(up_reader, writer))
+
+    async def _serve(self) -> None:
+        server = await asyncio.start_server(self._handle, "127.0.0.1", 0, ssl=self.ctx)
+        done = asyncio.Event()
+        self.ready.put((asyncio.get_running_loop(), done, server.sockets[0].getsockname()[1]))
+        async with server:
+            await done.wait()
+
+    def stop(self) -> None:
+        self.loop.call_soon_threadsafe(self.done.set)
+        self.thread.join(10)
+
+
+@pytest.fixture
+def tls_url(redis_url: str, tmp_path: Path) -> Iterator[str]:
+    """A TLS endpoint in front of the test server, its self-signed certificate trusted."""
+    if shutil.which("openssl") is None:
+        pytest.skip("openssl is needed to make a certificate")
+    key, cert = tmp_path / "key.pem", tmp_path / "cert.pem"
+    subject = ["-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"]
+    files = ["-keyout", str(key), "-out", str(cert)]
+    openssl = ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1"]
+    subprocess.run(
+        [*openssl, *subject, *files],
+        check=True,
+        capture_output=True,
+    )
+    ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    ctx.load_cert_chain(cert, key)
+    parts = urlsplit(redis_url)
+    proxy = TlsProxy(ctx, (parts.hostname or "127.0.0.1", parts.port or 6379))
+    try:
+        yield f"rediss://127.0.0.1:{proxy.port}{parts.path}?ssl_ca_certs={cert}"
+    finally:
+        proxy.stop()
+
+
+def test_a_real_tls_server_still_connects_and_reads_without_a_timeout(tls_url: str) -> None:
+    """The handshake runs under the connect timeout; after it, the socket's own timeout
+    (none by default) is back: a slow command is not cut at 5 s."""
+    client = connect(tls_url)
+    try:
+        assert client.ping() is True
+        connection = client.connection_pool.get_connection()
+        try:
+            assert connection._sock is not None and connection._sock.gettimeout() is None
+        finally:
+            client.connection_pool.release(connection)
+    finally:
+        client.close()
+
+    async def engine_ping() -> bool:
+        engine = await aconnect(tls_url)
+        try:
+            return bool(await engine.ping())
+        finally:
+            await engine.aclose()
+
+    assert asyncio.run(engine_ping()) is True
