@@ -6,7 +6,7 @@ import asyncio
 import re
 from pathlib import Path
 from typing import Any, cast
-from urllib.parse import urlsplit
+from urllib.parse import SplitResult, urlsplit
 
 import redis
 import redis.asyncio as aredis
@@ -23,7 +23,7 @@ MIN_VERSION = (6, 2, 0)
 # port otherwise waits for a server hello that never comes, for ever.
 CONNECT_TIMEOUT_S = 5.0
 ENCODE_HINT = "percent-encode it: '/' as %2F, '?' as %3F, '#' as %23, '@' as %40"
-_DB_PATH = re.compile(r"/?(\d*)")
+_DB_PATH = re.compile(r"/?\d*")
 # What a server that cannot be reached raises. A cluster client that finds no node to read
 # the slot map from (in a failover, before a replica is promoted) raises the cluster's own
 # exception, which is not a RedisError.
@@ -49,7 +49,7 @@ def check_url(url: str, name: str = "REDIS_URL") -> str:
     if password_ends_host(url):
         raise ConfigurationError(unencoded_password(name))
     if parts.scheme != "unix":
-        _check_port_and_db(url, name)
+        _check_port_and_db(parts, name)
     try:
         parse_url(url)  # type: ignore[no-untyped-call]
     except ValueError as exc:  # redis-py's own messages name the option, not its value
@@ -73,8 +73,7 @@ def unencoded_password(name: str) -> str:
     )
 
 
-def _check_port_and_db(url: str, name: str) -> None:
-    parts = urlsplit(url)
+def _check_port_and_db(parts: SplitResult, name: str) -> None:
     try:
         port = parts.port
     except ValueError:
