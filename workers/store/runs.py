@@ -46,6 +46,7 @@ from workers.store.sql import (
     Adapters,
     adapters,
     as_columns,
+    dropping_broken_connection,
     is_postgresql,
     placeholders,
     raw_cursor,
@@ -235,8 +236,9 @@ class DjangoRunStore:
         self._upsert(rows, fenced=True)
 
     def load_steps(self, hashes: list[str]) -> dict[str, dict[str, Any]]:
-        """The stored durable steps of these events (``ctx.step``)."""
-        return durable_steps.load_many(hashes)
+        """The stored durable steps of these events (``ctx.step``), on the read thread."""
+        with dropping_broken_connection():
+            return durable_steps.load_many(hashes)
 
     def save_steps(self, writes: list[StepWrite]) -> list[Any]:
         return durable_steps.save_many(writes)

@@ -11,10 +11,10 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import closing, contextmanager
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, cast
+from typing import Any
 
 from django.conf import settings
-from django.db import connection
+from django.db import DatabaseError, DataError, IntegrityError, connection
 
 from workers.core.storable import strict_json
 
@@ -26,34 +26,35 @@ CHUNK_ROWS = 500
 def raw_cursor() -> Iterator[Any]:
     """The DB-API cursor, not Django's wrapper: with DEBUG on, the wrapper would keep the
     text of these long statements in its query log (megabytes) and render every parameter.
-
-    Bypassing the wrapper must not bypass its health handling, or a connection the server
-    dropped (a restart, a failover) is used forever: a driver error marks the connection
-    as the wrapper does, and outside a transaction one that no longer works is closed at
-    once, so the next call opens a new one. Inside ``atomic()``, its failed rollback closes
-    it (Django's own handling)."""
+    Its errors are the driver's own; the connection's health is looked after all the same
+    (``dropping_broken_connection``)."""
     connection.ensure_connection()
+    with dropping_broken_connection(), closing(connection.connection.cursor()) as cursor:
+        yield cursor
+
+
+@contextmanager
+def dropping_broken_connection() -> Iterator[None]:
+    """Django checks a connection after an error only when a request starts or ends, and the
+    worker serves no requests: a connection the server dropped (a restart, a failover) would
+    fail every later call. So after a database error, Django's or the driver's, the
+    connection is marked as Django's wrapper does and, outside a transaction, checked
+    (``SELECT 1``) and closed if it no longer works: the next call opens a new one. Inside
+    ``atomic()``, its failed rollback closes it (Django's own handling)."""
     try:
-        with closing(connection.connection.cursor()) as cursor:
-            yield cursor
-    except driver_errors() as exc:
-        _after_error(exc)
+        yield
+    except Exception as exc:
+        db: Any = getattr(connection, "Database")  # noqa: B009 (untyped in django-stubs)
+        if isinstance(exc, (DatabaseError, db.Error)):
+            _after_error(exc, (DataError, IntegrityError, db.DataError, db.IntegrityError))
         raise
 
 
-def driver_errors() -> type[Exception]:
-    """The base class of this connection's driver's (PEP 249) errors."""
-    db: Any = getattr(connection, "Database")  # noqa: B009 (untyped in django-stubs)
-    return cast(type[Exception], db.Error)
-
-
-def _after_error(exc: Exception) -> None:
-    db: Any = getattr(connection, "Database")  # noqa: B009
-    if isinstance(exc, (db.DataError, db.IntegrityError)):
+def _after_error(exc: Exception, row_errors: tuple[type[Exception], ...]) -> None:
+    if isinstance(exc, row_errors):
         return  # the row's fault, never the connection's (as Django's wrapper decides)
     connection.errors_occurred = True
     if not connection.in_atomic_block:
-        # Checks the connection (SELECT 1) only after an error; closes it if it fails.
         connection.close_if_unusable_or_obsolete()
 
 
