@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import json
 import signal
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -17,7 +18,7 @@ import redis
 
 from tests.support.engine import STREAM, pending
 from tests.support.postgres import PrivatePostgres, binaries, private_postgres
-from tests.support.processes import Workers, manage
+from tests.support.processes import TIMINGS, Workers, manage
 from tests.support.wait import wait_for
 from workers.core.events import Envelope, event_hash
 from workers.redis.bus import xadd_many
@@ -55,10 +56,20 @@ def publish(r: redis.Redis, first: int, n: int) -> set[str]:
     return {event_hash(Envelope.model_validate(e)) for e in batch}
 
 
-def retried(r: redis.Redis) -> bool:
-    """Every entry read, and one delivered a second time."""
+def delivered(r: redis.Redis) -> list[int]:
+    """How often each pending entry was delivered."""
     rows = r.xpending_range(STREAM, "agents", min="-", max="+", count=100)
-    return len(rows) == 20 and max(row["times_delivered"] for row in rows) >= 2
+    return [int(row["times_delivered"]) for row in rows]
+
+
+def held_for(condition: Callable[[], bool], seconds: float) -> bool:
+    """``condition`` held at every look for ``seconds`` (a wait for nothing to happen)."""
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        if not condition():
+            return False
+        time.sleep(0.05)
+    return True
 
 
 def succeeded(pg: PrivatePostgres) -> int:
@@ -91,15 +102,19 @@ def test_worker_backs_off_while_postgres_is_down_and_resumes(
     r: redis.Redis, on_pg: Workers, pg: PrivatePostgres
 ) -> None:
     """Events published while the server is down wait for it: none is lost, none runs twice,
-    none is dead-lettered (an outage of a few seconds, shorter than max-deliveries' worth of
-    reclaims)."""
+    none is dead-lettered. The outage outlasts max-deliveries' worth of reclaims (2 x the
+    claim idle time): a worker that went on reading and reclaiming meanwhile counted a
+    delivery per reclaim, and dead-lettered the events unrun once the server was back."""
+    on_pg.env["STREAMDESK_MAX_DELIVERIES"] = "2"
     proc = on_pg.start("pg-worker")
     hashes = publish(r, 0, 5)
     wait_for(lambda: succeeded(pg) == 5, timeout_s=30, what="the first events")
     with pg.down():
         hashes |= publish(r, 5, 20)
-        # Down until the worker has read them all and tried some a second time (reclaimed).
-        wait_for(lambda: retried(r), timeout_s=15, what="the worker to try again")
+        # It reads a batch, finds the database down and reads nothing more until it answers.
+        wait_for(lambda: len(delivered(r)) > 0, timeout_s=15, what="the worker to read some")
+        claim_idle_s = float(TIMINGS[TIMINGS.index("--claim-idle-ms") + 1]) / 1000
+        assert held_for(lambda: max(delivered(r)) == 1, 3 * claim_idle_s), delivered(r)
     wait_for(lambda: succeeded(pg) == 25, timeout_s=30, what="events after the outage")
     wait_for(lambda: pending(r) == 0, timeout_s=10, what="every entry acked")
     proc.send_signal(signal.SIGTERM)
@@ -108,3 +123,4 @@ def test_worker_backs_off_while_postgres_is_down_and_resumes(
     assert set(starts) == hashes
     assert [h for h, n in starts.items() if n != 1] == []
     assert r.xlen(DEAD) == 0
+    assert "database unavailable" in on_pg.log("pg-worker")

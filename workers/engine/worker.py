@@ -49,6 +49,8 @@ REDIS_DOWN = UNREACHABLE
 MAX_BACKOFF_S = 5.0
 # While the group is paused, how often the read loop looks whether it was resumed.
 PAUSED_WAIT_S = 0.1
+# What the read loop looks up while the database is down, to learn that it answers again.
+PROBE_HASH = "0" * 64
 
 
 class Worker:
@@ -101,6 +103,7 @@ class Worker:
             status=lambda: Status(self.started_ms, self.processed, self.stopping.is_set()),
         )
         self._next_reclaim = 0.0
+        self.store_down = False  # a read's database check failed: probe before reading again
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -135,25 +138,36 @@ class Worker:
             self._agents.shutdown(wait=False, cancel_futures=True)
 
     async def _guarded(self, step: Callable[[], Any]) -> bool:
-        """Run a loop step; Redis outages back off and retry, bugs are logged, never fatal."""
+        """Run a loop step; outages back off and retry, bugs are logged, never fatal. While
+        the database is down nothing is read: each read or reclaim would count a delivery of
+        entries that cannot run, until they were dead-lettered without ever running."""
         delay = 0.1
         while not self.stopping.is_set():
             try:
+                if self.store_down:
+                    await self.done_check([PROBE_HASH])  # raises until the database answers
+                    self.store_down = False
+                    log.info("the database answers again; reading %s", self.config.stream)
                 return bool(await step())
             except REDIS_DOWN as exc:
                 log.warning("redis unavailable (%s); retrying in %.1f s", exc, delay)
             except Exception as exc:
-                if isinstance(exc, redis.ResponseError) and "NOGROUP" in str(exc):
-                    # The server came back empty (no persistence, a failover): start over.
-                    log.warning("stream or group %s is gone; recreating it", self.config.group)
-                    await self._quietly(
-                        bus.ensure_group(self.client, self.config.stream, self.config.group)
-                    )
-                else:
-                    log.exception("worker step failed; continuing")
+                await self._step_failed(exc, delay)
             await self._sleep(delay)
             delay = min(delay * 2, MAX_BACKOFF_S)
         return False
+
+    async def _step_failed(self, exc: Exception, delay: float) -> None:
+        if self.store.transient(exc):
+            self.store_down = True
+            log.warning("database unavailable (%s); no reads, retrying in %.1f s", exc, delay)
+        elif isinstance(exc, redis.ResponseError) and "NOGROUP" in str(exc):
+            # The server came back empty (no persistence, a failover): start over.
+            log.warning("stream or group %s is gone; recreating it", self.config.group)
+            c = self.config
+            await self._quietly(bus.ensure_group(self.client, c.stream, c.group))
+        else:
+            log.exception("worker step failed; continuing")
 
     async def _sleep(self, seconds: float) -> None:
         with contextlib.suppress(TimeoutError):
@@ -169,20 +183,15 @@ class Worker:
                 if await self._while_paused():
                     return
                 continue
+            c = self.config
             found = await bus.read_own_pending(
-                self.client,
-                self.config.stream,
-                self.config.group,
-                self.config.consumer,
-                after,
-                self.config.batch_size,
+                self.client, c.stream, c.group, c.consumer, after, c.batch_size
             )
             if not found:
                 return
             after = found[-1].entry_id
-            counts = await bus.delivery_counts(
-                self.client, self.config.stream, self.config.group, [d.entry_id for d in found]
-            )
+            ids = [d.entry_id for d in found]
+            counts = await bus.delivery_counts(self.client, c.stream, c.group, ids)
             for delivery in found:
                 delivery.deliveries = counts.get(delivery.entry_id, 1)
             await self._wait_for_slots()
@@ -209,14 +218,8 @@ class Worker:
         wake = self.deferrals.ms_until_next()
         if wake is not None:
             block_ms = max(1, min(block_ms, wake))
-        batch = await bus.read_new(
-            self.client,
-            self.config.stream,
-            self.config.group,
-            self.config.consumer,
-            want,
-            block_ms,
-        )
+        c = self.config
+        batch = await bus.read_new(self.client, c.stream, c.group, c.consumer, want, block_ms)
         if batch:
             await self.handle(batch)
             return False
@@ -389,9 +392,7 @@ class Worker:
         await self.settler.flush(timeout_s=max(self.config.drain_timeout_s, 5.0))
         leftover = list(self.inflight.values())
         if leftover:
-            log.warning(
-                "drain timeout: releasing %d unfinished events for redelivery", len(leftover)
-            )
+            log.warning("drain timeout: %d unfinished events released", len(leftover))
             for attempt in leftover:
                 if attempt.task is not None:
                     attempt.task.cancel()
