@@ -6,7 +6,6 @@ from __future__ import annotations
 import io
 import json
 import logging
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -15,27 +14,12 @@ import redis
 from tests.support.engine import AnyData, run_burst, xadd
 from tests.support.processes import manage
 from workers.core.config import EngineConfig
-from workers.core.logs import JsonFormatter
 from workers.core.registry import Registry
 from workers.models import AgentRun
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 agent_log = logging.getLogger("tests.issue26.agent")
-
-
-@pytest.fixture
-def lines() -> Iterator[io.StringIO]:
-    out = io.StringIO()
-    handler = logging.StreamHandler(out)
-    handler.setFormatter(JsonFormatter())
-    root = logging.getLogger()
-    previous = root.level
-    root.addHandler(handler)
-    root.setLevel(logging.INFO)
-    yield out
-    root.removeHandler(handler)
-    root.setLevel(previous)
 
 
 def failing_once() -> Registry:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import io
 import json
 import logging
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -16,28 +15,13 @@ from opentelemetry.sdk.trace import TracerProvider
 from tests.support.engine import AnyData, run_burst, xadd
 from workers.core import tracing
 from workers.core.config import EngineConfig
-from workers.core.logs import JsonFormatter, TextFormatter, log_format
+from workers.core.logs import TextFormatter, log_format
 from workers.core.registry import Registry
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 agent_log = logging.getLogger("tests.json_logs.agent")
 FIELDS = {"event_hash", "entry_id", "event_type", "consumer"}
-
-
-@pytest.fixture
-def lines() -> Iterator[io.StringIO]:
-    """Everything the root logger writes during the test, through the JSON formatter."""
-    out = io.StringIO()
-    handler = logging.StreamHandler(out)
-    handler.setFormatter(JsonFormatter())
-    root = logging.getLogger()
-    previous = root.level
-    root.addHandler(handler)
-    root.setLevel(logging.INFO)
-    yield out
-    root.removeHandler(handler)
-    root.setLevel(previous)
 
 
 def registry() -> Registry:
