@@ -5,10 +5,15 @@ from __future__ import annotations
 import io
 import logging
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 import pytest
 
+from workers.core import tracing
 from workers.core.logs import JsonFormatter
+
+if TYPE_CHECKING:  # OpenTelemetry is an extra: imported by the fixture that needs it
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 
 @pytest.fixture
@@ -24,3 +29,19 @@ def lines() -> Iterator[io.StringIO]:
     yield out
     root.removeHandler(handler)
     root.setLevel(previous)
+
+
+@pytest.fixture
+def spans() -> Iterator[InMemorySpanExporter]:
+    """Tracing on with a provider of its own: the global one stays unset for other tests."""
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    tracing.activate(provider)
+    yield exporter
+    tracing.deactivate()
+    provider.shutdown()

@@ -20,14 +20,11 @@ from typing import Any
 import pytest
 import redis
 from django.test import Client
-from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from tests.support.console import member_of
 from tests.support.engine import STREAM, AnyData, counters, run_burst, xadd
 from tests.support.llm_server import scripted_server
-from workers.core import tracing
 from workers.core.config import EngineConfig
 from workers.core.logs import JsonFormatter, TextFormatter
 from workers.core.registry import Registry
@@ -103,17 +100,6 @@ def test_an_api_key_echoed_by_the_endpoint_is_masked_everywhere(
         page = viewer.get(path)
         assert page.status_code == 200 and key not in page.content.decode(), path
     assert "Incorrect API key provided: ***." in page.content.decode()
-
-
-@pytest.fixture
-def spans() -> Iterator[InMemorySpanExporter]:
-    exporter = InMemorySpanExporter()
-    provider = TracerProvider()
-    provider.add_span_processor(SimpleSpanProcessor(exporter))
-    tracing.activate(provider)
-    yield exporter
-    tracing.deactivate()
-    provider.shutdown()
 
 
 def test_spans_record_the_failure_with_the_key_masked(

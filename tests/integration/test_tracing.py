@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -39,18 +38,6 @@ SCRIPT = [tool_call("lookup", {"number": 7}), text("done")]
 @pytest.fixture(autouse=True)
 def _sources(settings: Any) -> None:
     settings.STREAMDESK_WEBHOOKS = {"tickets": {"scheme": "hmac", "secret": "s3"}}
-
-
-@pytest.fixture
-def spans() -> Iterator[InMemorySpanExporter]:
-    """Tracing on with a provider of its own: the global one stays unset for other tests."""
-    exporter = InMemorySpanExporter()
-    provider = TracerProvider()
-    provider.add_span_processor(SimpleSpanProcessor(exporter))
-    tracing.activate(provider)
-    yield exporter
-    tracing.deactivate()
-    provider.shutdown()
 
 
 def deliver(number: int = 7) -> None:
