@@ -392,7 +392,7 @@ class Worker:
         await self.settler.flush(timeout_s=max(self.config.drain_timeout_s, 5.0))
         leftover = list(self.inflight.values())
         if leftover:
-            log.warning("drain timeout: %d unfinished events released", len(leftover))
+            log.warning("drain timeout: releasing %d unfinished events", len(leftover))
             for attempt in leftover:
                 if attempt.task is not None:
                     attempt.task.cancel()
