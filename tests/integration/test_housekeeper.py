@@ -1,5 +1,6 @@
-"""The housekeeper on its own (no Worker): it follows the group's pause key and tells its
-``on_pause`` callback of each change, and its heartbeat reports the status it is given."""
+"""The pause watch and the housekeeper on their own (no Worker): the watch learns each
+pause and resume from the channel, without reading the flag on a timer; the heartbeat
+reports the state it is given, and at rest keeps itself alive with one command."""
 
 from __future__ import annotations
 
@@ -11,20 +12,31 @@ import redis.asyncio as aredis
 
 from tests.support.memory_store import MemoryRunStore
 from workers.core.config import EngineConfig
-from workers.engine.housekeeping import Housekeeper, Status
+from workers.engine.housekeeping import FULL_BEAT_EVERY, Housekeeper, Status
+from workers.engine.pause import PauseWatch
 from workers.engine.ports import Ports
 from workers.engine.timeline import Timeline
 from workers.gate import Gate
+from workers.operations import actions
 from workers.store.dbwriter import DbWriter
 
 
-async def _follow_pause(redis_url: str, config: EngineConfig) -> tuple[list[str | None], list[str]]:
+async def _until(condition: object, timeout_s: float = 5.0) -> None:
+    async with asyncio.timeout(timeout_s):
+        while not condition():  # type: ignore[operator]
+            await asyncio.sleep(0.01)
+
+
+async def _follow(redis_url: str, config: EngineConfig) -> tuple[list[str | None], list[str], bool]:
     client = aredis.Redis.from_url(redis_url, decode_responses=True)
+    sync = redis.Redis.from_url(redis_url, decode_responses=True)
     store = MemoryRunStore()
     db = DbWriter(store)
     timeline = Timeline(config, functools.partial(db.post, store.record))
     gate = Gate(client, config.keys, config.lease_ms, config.done_ttl_s)
-    told: list[str | None] = []
+    halt = asyncio.Event()
+    watch = PauseWatch(client, config.keys, config.stream, config.group, lambda: 0, halt)
+    seen: list[str | None] = []
     status = Status(started_ms=1, processed=7, stopping=False)
 
     async def hold() -> None:
@@ -34,28 +46,93 @@ async def _follow_pause(redis_url: str, config: EngineConfig) -> tuple[list[str 
         Ports(config, client, gate, db, timeline),
         inflight={},
         hold_deferrals=hold,
-        on_pause=told.append,
+        pause=watch,
         status=lambda: status,
     )
-    key = config.keys.paused(config.stream, config.group)
+    follow = asyncio.create_task(watch.follow())
     states = [keeper.info()["state"]]
-    await client.set(key, "alice at 11:23")
-    await keeper.check_pause()
-    await keeper.check_pause()  # unchanged: not told again
+    await _until(lambda: sync.pubsub_numsub(config.keys.pause_channel)[0][1] == 1)
+    await asyncio.to_thread(actions.pause, sync, config.keys, config.stream, config.group, "alice")
+    await _until(lambda: watch.paused)
+    seen.append(watch.by)
+    halted = halt.is_set()
     states.append(keeper.info()["state"])
-    await client.delete(key)
-    await keeper.check_pause()
+    await asyncio.to_thread(actions.resume, sync, config.keys, config.stream, config.group)
+    await _until(lambda: not watch.paused)
+    seen.append(watch.by)
     status = Status(started_ms=1, processed=7, stopping=True)
     states.append(keeper.info()["state"])
+    follow.cancel()
+    await asyncio.gather(follow, return_exceptions=True)
     await db.close()
     await gate.aclose()
     await client.aclose()
-    return told, states
+    sync.close()
+    return seen, states, halted
 
 
-def test_housekeeper_tells_each_pause_change_once(
+def test_pause_watch_hears_each_pause_and_resume_on_the_channel(
     r: redis.Redis, redis_url: str, config: EngineConfig
 ) -> None:
-    told, states = asyncio.run(_follow_pause(redis_url, config))
-    assert told == ["alice at 11:23", None]
+    seen, states, halted = asyncio.run(_follow(redis_url, config))
+    assert seen[0] is not None and seen[0].startswith("alice at ")
+    assert seen[1] is None
+    assert halted  # a pause ends the worker's blocking read
     assert states == ["running", "paused", "draining"]
+
+
+async def _beats(redis_url: str, config: EngineConfig, *, expire_between: bool) -> None:
+    """One beat; then the heartbeat marked (or deleted: expired) behind its back; then
+    beats up to the next whole write."""
+    client = aredis.Redis.from_url(redis_url, decode_responses=True)
+    store = MemoryRunStore()
+    db = DbWriter(store)
+    timeline = Timeline(config, functools.partial(db.post, store.record))
+    gate = Gate(client, config.keys, config.lease_ms, config.done_ttl_s)
+    watch = PauseWatch(client, config.keys, config.stream, config.group, lambda: 0, asyncio.Event())
+
+    async def hold() -> None:
+        return None
+
+    keeper = Housekeeper(
+        Ports(config, client, gate, db, timeline),
+        inflight={},
+        hold_deferrals=hold,
+        pause=watch,
+        status=lambda: Status(started_ms=1, processed=0, stopping=False),
+    )
+    key = config.keys.worker(config.consumer)
+    await keeper.beat()
+    assert await client.hget(key, "state") == "running"
+    if expire_between:
+        await client.delete(key)  # expired (a stalled loop, a Redis restart)
+    else:
+        # Marked: a write of the whole heartbeat would overwrite both.
+        await client.hset(key, "processed", "marked")
+        await client.zadd(config.keys.workers_index, {config.consumer: 1})
+    for _ in range(FULL_BEAT_EVERY - 2):
+        await keeper.beat()
+    await db.close()
+    await gate.aclose()
+    await client.aclose()
+
+
+def test_an_unchanged_heartbeat_only_pushes_its_expiry_back(
+    r: redis.Redis, redis_url: str, config: EngineConfig
+) -> None:
+    key = config.keys.worker(config.consumer)
+    asyncio.run(_beats(redis_url, config, expire_between=False))
+    assert r.hget(key, "processed") == "marked"
+    assert r.zscore(config.keys.workers_index, config.consumer) == 1
+    assert 0 < r.pttl(key) <= max(config.heartbeat_s * 2000, 2000)
+    # Its expiry is two beats: the console drops a dead worker within 6 s at the defaults.
+    assert EngineConfig().heartbeat_s * 2 == 6
+
+
+def test_a_heartbeat_that_expired_is_written_whole_again(
+    r: redis.Redis, redis_url: str, config: EngineConfig
+) -> None:
+    key = config.keys.worker(config.consumer)
+    asyncio.run(_beats(redis_url, config, expire_between=True))
+    assert r.hget(key, "state") == "running"
+    assert r.zscore(config.keys.workers_index, config.consumer) != 1

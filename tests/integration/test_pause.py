@@ -49,7 +49,7 @@ def test_pause_stops_a_worker_reading_and_resume_restarts_it(
         # "Within 1 s" (two of its 0.5 s pause polls) on the worker's own loop: a loaded machine
         # that delays the loop delays that deadline too, and the polls due before it run first.
         actions.pause(r, KEYS, STREAM, GROUP, "alice")
-        assert background.holds_after(1.0, lambda: worker.paused_by is not None)
+        assert background.holds_after(1.0, lambda: worker.pause.by is not None)
         wait_for(lambda: r.hget(beat, "state") == "paused", 2, "the heartbeat to say paused")
         last_read = r.xinfo_groups(STREAM)[0]["last-delivered-id"]
         xadd_many(r, STREAM, [json.dumps(event(i)) for i in range(1, 6)])
@@ -77,7 +77,7 @@ def test_pause_lets_held_work_finish_and_settle(
         actions.pause(r, KEYS, STREAM, GROUP, "alice")
         wait_for(lambda: worker.processed == 1, 5, "the held agent to finish")
         wait_for(lambda: pending(r) == 0, 5, "its entry to be acked")
-        assert worker.paused_by is not None
+        assert worker.pause.by is not None
     assert AgentRun.objects.get().status == RunStatus.SUCCEEDED
 
 

@@ -79,7 +79,7 @@ def live_consumer(
     info = {"consumer": consumer, "host": socket.gethostname(), "pid": os.getpid()}
     info |= {"stream": stream, "group": group, "state": "running"}
     with r.pipeline(transaction=False) as pipe:
-        stats.queue_heartbeat(pipe, Keys(), consumer, info, ttl_s, int(time.time() * 1000))  # type: ignore[arg-type]
+        stats.queue_heartbeat(pipe, Keys(), consumer, info, ttl_s * 1000, int(time.time() * 1000))  # type: ignore[arg-type]
         pipe.execute()
 
 

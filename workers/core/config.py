@@ -27,14 +27,14 @@ class EngineConfig:
     prefix: str = keys.DEFAULT_PREFIX
     concurrency: int = 16
     batch_size: int = 100
-    block_ms: int = 500
+    block_ms: int = 30_000
     max_deliveries: int = 5
     claim_idle_ms: int = 60_000
     lease_ms: int = 30_000
     retry_base_ms: int = 1_000
     reclaim_interval_ms: int = 1_000
     drain_timeout_s: float = 30.0
-    heartbeat_s: float = 2.0
+    heartbeat_s: float = 3.0
     done_ttl_s: int = 7 * 24 * 3600
     # A consumer with no heartbeat, nothing pending and no read for this long is removed by
     # the housekeeping of the group's workers (a ghost); 0 keeps every consumer.

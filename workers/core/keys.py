@@ -104,6 +104,17 @@ class Keys:
         logical stream's partitions: pausing any of them pauses them all."""
         return f"{self.prefix}paused:{logical_stream(stream)}:{group}"
 
+    @property
+    def pause_channel(self) -> str:
+        """Pub/sub channel told the ``paused`` key's name whenever a group is paused or
+        resumed, so workers learn it without polling (workers/engine/pause.py)."""
+        return f"{self.prefix}paused"
+
+    def sweep(self, stream: str, group: str) -> str:
+        """Held by the worker that sweeps the group's pending entries next; it expires when
+        the next sweep is due (workers/engine/sweep.py): one sweep per group for the fleet."""
+        return f"{self.prefix}sweep:{stream}:{group}"
+
     def waits(self, stream: str, group: str) -> str:
         """When each entry held back on purpose (a retry's backoff, a rate budget's token, a
         duplicate waiting on its twin's lease) is due again: a sorted set of entry ids scored

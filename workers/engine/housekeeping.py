@@ -18,12 +18,17 @@ from workers.redis import consumers, stats
 
 if TYPE_CHECKING:
     from workers.engine.attempts import Attempt
+    from workers.engine.pause import PauseWatch
     from workers.engine.ports import Ports
 
 log = logging.getLogger("streamdesk.worker")
 
-# How often a worker looks whether its group was paused or resumed (docs/actions.md).
-PAUSE_POLL_S = 0.5
+# A heartbeat lives for this many beats: one missed beat (a stalled loop) is no death.
+HEARTBEAT_BEATS = 2
+# Every this many beats the whole heartbeat is written even if nothing in it changed (it
+# refreshes the workers index, read over the last minute); in between, an unchanged one
+# only has its expiry pushed back: one command a beat.
+FULL_BEAT_EVERY = 10
 # How often a worker looks for ghost consumers to prune: a tenth of the prune time, within
 # these bounds (one XINFO CONSUMERS per look: cheap, but no need to ask every second).
 PRUNE_EVERY_MIN_S = 0.5
@@ -42,8 +47,8 @@ class Status:
 class Housekeeper(UsesPorts):
     """Given the worker's collaborators: ``inflight`` (its attempts by event hash, read at
     each renewal and beat), ``hold_deferrals`` (keeps deferred entries from being reclaimed),
-    ``on_pause(by)`` (told when the group is paused, ``by`` who and when, or resumed: None)
-    and ``status()`` for the heartbeat."""
+    ``pause`` (the group's pause flag, for the heartbeat's state) and ``status()`` for the
+    heartbeat."""
 
     def __init__(
         self,
@@ -51,22 +56,21 @@ class Housekeeper(UsesPorts):
         *,
         inflight: Mapping[str, Attempt],
         hold_deferrals: Callable[[], Awaitable[None]],
-        on_pause: Callable[[str | None], None],
+        pause: PauseWatch,
         status: Callable[[], Status],
     ) -> None:
         super().__init__(ports)
         self.inflight = inflight
         self.hold_deferrals = hold_deferrals
-        self.on_pause = on_pause
+        self.pause = pause
         self.status = status
-        # Who paused the group and when, while it is paused.
-        self.paused_by: str | None = None
+        self._written: dict[str, Any] = {}  # the heartbeat as last written whole
+        self._beats = 0
 
     def start(self) -> list[asyncio.Task[None]]:
         tasks = [
             asyncio.create_task(self._every(self.config.lease_ms / 3000, self.renew), name="renew"),
             asyncio.create_task(self._every(self.config.heartbeat_s, self.beat), name="heartbeat"),
-            asyncio.create_task(self._every(PAUSE_POLL_S, self.check_pause), name="pause"),
             asyncio.create_task(
                 self._every(self.config.claim_idle_ms / 4000, self.hold_deferrals),
                 name="hold-deferrals",
@@ -112,25 +116,6 @@ class Housekeeper(UsesPorts):
             await self.client.xclaim(
                 self.config.stream, self.config.group, self.config.consumer, 0, ids, justid=True
             )
-
-    async def check_pause(self) -> None:
-        """Follow the group's pause key; the read loop stops reading while it is set."""
-        key = self.keys.paused(self.config.stream, self.config.group)
-        value = await self.client.get(key)
-        by = None if value is None else str(value)
-        was, self.paused_by = self.paused_by, by
-        if by != was:
-            self.on_pause(by)
-        where = f"{self.config.stream} group {self.config.group}"
-        if by is not None and was is None:
-            log.info(
-                "%s paused (%s): no new reads; finishing %d in flight",
-                where,
-                by,
-                len(self.inflight),
-            )
-        elif by is None and was is not None:
-            log.info("%s resumed: reading again", where)
 
     async def prune(self) -> None:
         """Remove the group's ghost consumers (``consumers.prune``), audited."""
@@ -178,20 +163,32 @@ class Housekeeper(UsesPorts):
     def state(self, status: Status) -> str:
         if status.stopping:
             return "draining"
-        return "running" if self.paused_by is None else "paused"
+        return "paused" if self.pause.paused else "running"
 
     async def beat(self) -> None:
-        ttl_s = max(int(self.config.heartbeat_s * 3), 2)
+        ttl_ms = max(int(self.config.heartbeat_s * HEARTBEAT_BEATS * 1000), 2000)
+        info = self.info()
+        info["ttl_ms"] = ttl_ms
+        self._beats += 1
+        # At rest nothing in it changes: keeping it alive is one command (0: it is gone).
+        key = self.keys.worker(self.config.consumer)
+        if (
+            info == self._written
+            and self._beats % FULL_BEAT_EVERY
+            and await self.client.pexpire(key, ttl_ms)
+        ):
+            return
         async with self.client.pipeline(transaction=False) as pipe:
             stats.queue_heartbeat(
                 pipe,
                 self.keys,
                 self.config.consumer,
-                self.info(),
-                ttl_s,
+                info,
+                ttl_ms,
                 int(time.time() * 1000),
             )
             await pipe.execute()
+        self._written = info
 
     async def farewell(self) -> None:
         """A clean exit removes the heartbeat at once instead of letting it expire."""

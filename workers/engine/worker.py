@@ -12,7 +12,6 @@ import contextlib
 import functools
 import logging
 import time
-from collections import Counter
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -28,10 +27,13 @@ from workers.engine.housekeeping import Housekeeper, Status
 from workers.engine.intake import sort_deliveries
 from workers.engine.invoke import cancelled, context_for, failed, invoke
 from workers.engine.outcomes import succeeded
+from workers.engine.pause import PauseWatch
 from workers.engine.ports import Ports
+from workers.engine.reading import read_new, recover_own_pending
 from workers.engine.reclaim import Reclaimer
 from workers.engine.settle import Settler
 from workers.engine.slots import Slots
+from workers.engine.sweep import SweepToken, take_turns
 from workers.engine.timeline import Timeline
 from workers.gate import Gate
 from workers.redis import bus
@@ -47,8 +49,6 @@ log = logging.getLogger("streamdesk.worker")
 
 REDIS_DOWN = UNREACHABLE
 MAX_BACKOFF_S = 5.0
-# While the group is paused, how often the read loop looks whether it was resumed.
-PAUSED_WAIT_S = 0.1
 # What the read loop looks up while the database is down, to learn that it answers again.
 PROBE_HASH = "0" * 64
 
@@ -71,6 +71,17 @@ class Worker:
         c = config
         self.gate = Gate(client, c.keys, c.lease_ms, c.done_ttl_s, c.stream, own_connection(client))
         self.reclaimer = Reclaimer(client, c.stream, c.group, c.consumer, c.claim_idle_ms)
+        sweep_key = c.keys.sweep(c.stream, c.group)
+        self.sweeper = SweepToken(
+            client, sweep_key, c.stream, c.group, c.consumer, c.claim_idle_ms, c.reclaim_interval_ms
+        )
+        # Set to end the blocking read at once: on a stop, and when the group is paused.
+        self.halt = asyncio.Event()
+        self.pause = PauseWatch(
+            client, c.keys, c.stream, c.group, lambda: len(self.inflight), self.halt
+        )
+        self.held: list[Delivery] = []  # read while the group was paused: run on resume
+        self.admission = asyncio.Lock()  # the read loop and the sweep each admit batches
         self.inflight: dict[str, Attempt] = {}
         self.stopping = asyncio.Event()
         self.slot_freed = asyncio.Event()
@@ -79,7 +90,6 @@ class Worker:
         self.slots.watch(self.slot_freed)
         self.admitting: set[asyncio.Task[None]] = set()
         self.processed = 0
-        self.paused_by: str | None = None  # who paused the group and when (see _paused)
         self.started_ms = int(time.time() * 1000)
         # One thread owns the database connection; agents' sync code gets its own pool.
         self.db = DbWriter(store)
@@ -99,10 +109,9 @@ class Worker:
             p,
             inflight=self.inflight,
             hold_deferrals=self.deferrals.hold,
-            on_pause=self._paused,
+            pause=self.pause,
             status=lambda: Status(self.started_ms, self.processed, self.stopping.is_set()),
         )
-        self._next_reclaim = 0.0
         self.store_down = False  # a read's database check failed: probe before reading again
 
     # -- lifecycle ---------------------------------------------------------------------------
@@ -112,17 +121,20 @@ class Worker:
             n, stream = len(self.inflight), self.config.stream
             log.info("stopping: no new reads of %s, draining %d in-flight", stream, n)
         self.stopping.set()
+        self.halt.set()
         self.slot_freed.set()
 
     async def run(self) -> None:
         await bus.ensure_group(self.client, self.config.stream, self.config.group)
         background = [
             asyncio.create_task(self.settler.run(), name="settler"),
+            asyncio.create_task(self.pause.follow(), name="pause"),
+            asyncio.create_task(take_turns(self), name="sweep"),
             *self.housekeeper.start(),
         ]
         try:
-            await self._guarded(self.housekeeper.check_pause)
-            await self._guarded(self._recover_own_pending)
+            await self._guarded(self.pause.read)
+            await self._guarded(functools.partial(recover_own_pending, self))
             while not self.stopping.is_set():
                 if await self._guarded(self._tick) and self.config.burst:
                     break
@@ -152,12 +164,12 @@ class Worker:
             except REDIS_DOWN as exc:
                 log.warning("redis unavailable (%s); retrying in %.1f s", exc, delay)
             except Exception as exc:
-                await self._step_failed(exc, delay)
-            await self._sleep(delay)
+                await self.step_failed(exc, delay)
+            await self.sleep(delay)
             delay = min(delay * 2, MAX_BACKOFF_S)
         return False
 
-    async def _step_failed(self, exc: Exception, delay: float) -> None:
+    async def step_failed(self, exc: Exception, delay: float) -> None:
         if self.store.transient(exc):
             self.store_down = True
             log.warning("database unavailable (%s); no reads, retrying in %.1f s", exc, delay)
@@ -169,79 +181,51 @@ class Worker:
         else:
             log.exception("worker step failed; continuing")
 
-    async def _sleep(self, seconds: float) -> None:
+    async def sleep(self, seconds: float) -> None:
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self.stopping.wait(), timeout=seconds)
 
     # -- reading -----------------------------------------------------------------------------
 
-    async def _recover_own_pending(self) -> None:
-        """Entries this consumer name read before a restart (id 0), before anything new."""
-        after = "0"
-        while not self.stopping.is_set():
-            if self.paused_by is not None:
-                if await self._while_paused():
-                    return
-                continue
-            c = self.config
-            found = await bus.read_own_pending(
-                self.client, c.stream, c.group, c.consumer, after, c.batch_size
-            )
-            if not found:
-                return
-            after = found[-1].entry_id
-            ids = [d.entry_id for d in found]
-            counts = await bus.delivery_counts(self.client, c.stream, c.group, ids)
-            for delivery in found:
-                delivery.deliveries = counts.get(delivery.entry_id, 1)
-            await self._wait_for_slots()
-            await self.handle(found)
-
     async def _tick(self) -> bool:
         """One read. Returns True when a burst run has nothing left to do."""
-        if self.paused_by is not None:
-            return await self._while_paused()
-        free = await self._wait_for_slots()
+        if self.pause.paused:
+            return await self.while_paused()
+        free = await self.wait_for_slots()
         if free == 0:
             return False
         want = min(free, self.config.batch_size)
-        if self.deferrals.due():
-            due = await self.deferrals.take_due(want)
-            if due:
-                await self.handle(due)
-                return False
-        if time.monotonic() >= self._next_reclaim:
-            self._next_reclaim = time.monotonic() + self.config.reclaim_interval_ms / 1000
-            if await self._reclaim(want):
-                return False
+        batch = self.held[:want]  # read while paused, now resumed
+        if batch:
+            del self.held[:want]
+        elif self.deferrals.due():
+            batch = await self.deferrals.take_due(want)
+        if batch:
+            await self.admit(batch)
+            return False
         block_ms = min(self.config.block_ms, 100) if self.config.burst else self.config.block_ms
         wake = self.deferrals.ms_until_next()
         if wake is not None:
             block_ms = max(1, min(block_ms, wake))
-        c = self.config
-        batch = await bus.read_new(self.client, c.stream, c.group, c.consumer, want, block_ms)
-        if batch:
+        batch = await read_new(self, want, block_ms)
+        if batch and self.pause.paused:
+            self.held += batch  # added after the pause: nothing starts until resume
+        elif batch:
+            await self.admit(batch)
+        else:
+            return self.config.burst and await self._nothing_left()
+        return False
+
+    async def admit(self, batch: list[Delivery]) -> None:
+        async with self.admission:
             await self.handle(batch)
-            return False
-        return self.config.burst and await self._nothing_left()
 
-    async def _reclaim(self, want: int) -> bool:
-        found = await self.reclaimer.claim(want)
-        counts = Counter(reclaimed=len(found.deliveries), deleted=len(found.deleted_ids))
-        if found.deleted_ids:
-            log.info("reclaim: %d pending ids pointed at deleted entries", len(found.deleted_ids))
-            self.timeline.deleted(found.deleted_ids)
-        await self.settler.count(counts)
-        if found.deliveries:
-            await self.handle(found.deliveries)
-        return bool(found.deliveries)
-
-    async def _while_paused(self) -> bool:
+    async def while_paused(self) -> bool:
         """Paused: no reads, no reclaims; what is held finishes and settles meanwhile. A
         burst run ends once it holds nothing (the group's pending entries wait for resume)."""
         if self.config.burst and self._holds_nothing():
             return True
-        await self._sleep(PAUSED_WAIT_S)
+        await self.pause.wait_while_paused(self.stopping)
         return False
 
     def _holds_nothing(self) -> bool:
@@ -251,13 +235,13 @@ class Worker:
         stream, group = self.config.stream, self.config.group
         return self._holds_nothing() and await bus.pending_count(self.client, stream, group) == 0
 
-    async def _wait_for_slots(self) -> int:
-        while self._free_slots() <= 0 and not self.stopping.is_set():
+    async def wait_for_slots(self) -> int:
+        while self.free_slots() <= 0 and not self.stopping.is_set():
             self.slot_freed.clear()
             await self.slot_freed.wait()
-        return 0 if self.stopping.is_set() else self._free_slots()
+        return 0 if self.stopping.is_set() else self.free_slots()
 
-    def _free_slots(self) -> int:
+    def free_slots(self) -> int:
         """Agents may run ``concurrency`` at once; finished ones waiting to be settled take no
         slot, but their backlog is bounded so a slow database slows reading down."""
         backlog_cap = self.config.concurrency + 2 * self.config.batch_size
@@ -369,9 +353,6 @@ class Worker:
         outcome.usage, outcome.spent = ctx.usage, ctx.spent
         outcome.duration_ms = (time.monotonic() - attempt.started_mono) * 1000
         self.settler.submit(outcome)
-
-    def _paused(self, by: str | None) -> None:
-        self.paused_by = by  # by the housekeeper, which polls the group's pause key
 
     def finished(self, attempt: Attempt) -> None:
         """Called by the settler once an attempt's outcome is stored."""

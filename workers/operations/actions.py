@@ -217,13 +217,18 @@ def gate_keys(client: redis.Redis, keys: Keys, stream: str, ids: list[str]) -> l
 
 
 def pause(client: redis.Redis, keys: Keys, stream: str, group: str, by: str) -> None:
-    """Workers of the group stop reading within about a second and finish what they hold."""
-    client.set(keys.paused(stream, group), f"{by} at {datetime.now(UTC).isoformat()}")
+    """Workers of the group start no new entry from now on and finish what they hold."""
+    key = keys.paused(stream, group)
+    client.set(key, f"{by} at {datetime.now(UTC).isoformat()}")
+    client.publish(keys.pause_channel, key)  # after the SET: a worker told reads it
 
 
 def resume(client: redis.Redis, keys: Keys, stream: str, group: str) -> bool:
     """True if the group was paused."""
-    return bool(client.delete(keys.paused(stream, group)))
+    key = keys.paused(stream, group)
+    was_paused = bool(client.delete(key))
+    client.publish(keys.pause_channel, key)
+    return was_paused
 
 
 def paused(client: redis.Redis, keys: Keys, stream: str, group: str) -> str | None:

@@ -11,6 +11,7 @@ from redis.asyncio import Redis as AsyncRedis
 from redis.exceptions import AskError, RedisClusterException
 
 from workers.core.keys import EVENT_FIELD
+from workers.redis.connection import is_cluster
 from workers.redis.replication import Durability, check_confirmed, queue_wait
 
 
@@ -132,6 +133,30 @@ async def read_new(
 ) -> list[Delivery]:
     reply = await client.xreadgroup(group, consumer, {stream: ">"}, count=count, block=block_ms)
     return to_deliveries(reply)
+
+
+async def read_new_paused(
+    client: AsyncRedis,
+    stream: str,
+    group: str,
+    consumer: str,
+    count: int,
+    block_ms: int | None,
+    paused_key: str,
+) -> tuple[list[Delivery], str | None]:
+    """``read_new``, and the group's pause flag as it was when the read returned: the GET
+    follows the XREADGROUP on the same connection, so Redis runs it once the read unblocks
+    and a pause set before an entry was added is always seen with that entry. No extra
+    round trip. A cluster may keep the flag on another node: read after the read there."""
+    if is_cluster(client):
+        batch = await read_new(client, stream, group, consumer, count, block_ms)
+        flag = await client.get(paused_key)
+        return batch, None if flag is None else str(flag)
+    async with client.pipeline(transaction=False) as pipe:
+        pipe.xreadgroup(group, consumer, {stream: ">"}, count=count, block=block_ms)
+        pipe.get(paused_key)
+        reply, flag = await pipe.execute()
+    return to_deliveries(reply), None if flag is None else str(flag)
 
 
 async def read_own_pending(

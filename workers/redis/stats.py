@@ -167,11 +167,11 @@ def known_streams(client: redis.Redis, keys: Keys) -> list[str]:
 
 
 def queue_heartbeat(
-    pipe: Pipeline, keys: Keys, consumer: str, info: dict[str, Any], ttl_s: int, now_ms: int
+    pipe: Pipeline, keys: Keys, consumer: str, info: dict[str, Any], ttl_ms: int, now_ms: int
 ) -> None:
     key = keys.worker(consumer)
     # A stream a worker reads is known from its first heartbeat, before any event is counted.
     pipe.sadd(keys.streams_index, str(info["stream"]))
     pipe.hset(key, mapping={k: str(v) for k, v in info.items()})
-    pipe.expire(key, ttl_s)
+    pipe.pexpire(key, ttl_ms)
     pipe.zadd(keys.workers_index, {consumer: now_ms})

@@ -1,0 +1,62 @@
+"""The worker's two reads of its group: its own pending entries at start, and new ones."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from typing import TYPE_CHECKING
+
+from workers.redis import bus
+from workers.redis.bus import Delivery
+
+if TYPE_CHECKING:
+    from workers.engine.worker import Worker
+
+
+async def recover_own_pending(worker: Worker) -> None:
+    """Entries this consumer name read before a restart (id 0), before anything new."""
+    c, after = worker.config, "0"
+    while not worker.stopping.is_set():
+        if worker.pause.paused:
+            if await worker.while_paused():
+                return
+            continue
+        found = await bus.read_own_pending(
+            worker.client, c.stream, c.group, c.consumer, after, c.batch_size
+        )
+        if not found:
+            return
+        after = found[-1].entry_id
+        ids = [d.entry_id for d in found]
+        counts = await bus.delivery_counts(worker.client, c.stream, c.group, ids)
+        for delivery in found:
+            delivery.deliveries = counts.get(delivery.entry_id, 1)
+        await worker.wait_for_slots()
+        await worker.admit(found)
+
+
+async def read_new(worker: Worker, want: int, block_ms: int) -> list[Delivery]:
+    """One XREADGROUP, with the pause flag as it was when it returned. A stop or a pause
+    ends the wait at once (BLOCK is long at rest: entries, not a timer, end a read)."""
+    c = worker.config
+    if worker.stopping.is_set() or worker.pause.paused:
+        return []
+    worker.halt.clear()
+    read = asyncio.ensure_future(
+        bus.read_new_paused(
+            worker.client, c.stream, c.group, c.consumer, want, block_ms, worker.pause.key
+        )
+    )
+    halted = asyncio.ensure_future(worker.halt.wait())
+    try:
+        await asyncio.wait((read, halted), return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        halted.cancel()
+    if not read.done():  # entries the server sent meanwhile stay pending, to be reclaimed
+        read.cancel()
+        with contextlib.suppress(BaseException):
+            await read
+        return []
+    batch, flag = read.result()
+    worker.pause.set(flag)
+    return batch

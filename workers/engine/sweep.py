@@ -1,0 +1,122 @@
+"""One reclaim sweep per group for the whole fleet, when a sweep can find something.
+
+A worker that dies leaves its entries pending; once they idle for the claim idle time any
+worker may take them over (XAUTOCLAIM). Every worker sweeping every second cost a fleet of
+N idle workers N XAUTOCLAIMs a second. Instead a sweep takes a token, ``keys.sweep(stream,
+group)`` (SET NX with an expiry). The worker that takes it sweeps, then sets the token to
+expire when the next sweep could find something:
+
+- nothing pending: the claim idle time from now (an entry read later idles from then on);
+- else the oldest pending entry's id time plus the claim idle time (an entry is read after
+  it is added, so it has idled at most since its id's time), but at least the reclaim
+  interval from now, which is then the cadence while an old entry stays pending (a long
+  agent renewing its own).
+
+The others read the token's remaining time and sleep that long, plus a little (up to a
+tenth of the interval) so that they wake after the taker, which sleeps exactly that long,
+has taken it again and set its next expiry. A group costs one sweep per claim idle time at
+rest whatever the fleet's size. While a sweep runs the token expires within the interval,
+so one who reads it then oversleeps by at most that: an entry left by a dead worker is
+reclaimed at most twice the interval after it becomes claimable (the claim idle time + 2 s
+at the defaults). A worker without a free slot, or paused, leaves the token alone.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+from collections import Counter
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING
+
+from redis.asyncio import Redis
+
+from workers.redis.connection import UNREACHABLE
+
+if TYPE_CHECKING:
+    from workers.engine.worker import Worker
+
+log = logging.getLogger("streamdesk.worker")
+
+# A token with no expiry (set by hand) or gone between the SET and the PTTL: try again soon.
+RETRY_S = 0.1
+
+
+class SweepToken:
+    """Whose turn it is to sweep the group, and when the next turn is."""
+
+    def __init__(
+        self,
+        client: Redis,
+        key: str,
+        stream: str,
+        group: str,
+        consumer: str,
+        claim_idle_ms: int,
+        interval_ms: int,
+    ) -> None:
+        self.client = client
+        self.key = key
+        self.stream = stream
+        self.group = group
+        self.consumer = consumer
+        self.claim_idle_ms = claim_idle_ms
+        self.interval_ms = max(1, min(interval_ms, claim_idle_ms))
+
+    async def turn(self, sweep: Callable[[], Awaitable[bool]]) -> float:
+        """Take the token and ``sweep()`` (True if it may have left claimable entries
+        behind), or learn whose turn it is. Seconds until the next try."""
+        async with self.client.pipeline(transaction=False) as pipe:
+            # Held for the interval while sweeping, then set to the next sweep's time.
+            pipe.set(self.key, self.consumer, nx=True, px=self.interval_ms)
+            pipe.pttl(self.key)
+            taken, left_ms = await pipe.execute()
+        if not taken:
+            if left_ms <= 0:
+                return RETRY_S
+            return left_ms / 1000 + random.uniform(0, self.interval_ms / 10_000)
+        more = await sweep()
+        next_ms = self.interval_ms if more else await self._next_sweep_ms()
+        await self.client.pexpire(self.key, next_ms)
+        return next_ms / 1000
+
+    async def _next_sweep_ms(self) -> int:
+        async with self.client.pipeline(transaction=False) as pipe:
+            pipe.xpending(self.stream, self.group)
+            pipe.time()
+            summary, (seconds, micros) = await pipe.execute()
+        if not summary or not summary.get("pending"):
+            return self.claim_idle_ms
+        now_ms = int(seconds) * 1000 + int(micros) // 1000
+        oldest_ms = int(str(summary["min"]).split("-", 1)[0])
+        due_ms = oldest_ms + self.claim_idle_ms - now_ms
+        return max(self.interval_ms, min(due_ms, self.claim_idle_ms))
+
+
+async def take_turns(worker: Worker) -> None:
+    """The worker's turns at the group's sweep, for its life (a background task)."""
+    token = worker.sweeper
+    while not worker.stopping.is_set():
+        wait_s = token.interval_ms / 1000
+        if not (worker.pause.paused or worker.store_down) and worker.free_slots() > 0:
+            try:
+                wait_s = await token.turn(lambda: sweep(worker))
+            except UNREACHABLE:
+                pass  # the read loop reports the outage
+            except Exception as exc:
+                await worker.step_failed(exc, wait_s)
+        await worker.sleep(wait_s)
+
+
+async def sweep(worker: Worker) -> bool:
+    """Reclaim what idled past the claim idle time and admit it; True if more may be left."""
+    want = min(worker.free_slots(), worker.config.batch_size)
+    found = await worker.reclaimer.claim(want)
+    counts = Counter(reclaimed=len(found.deliveries), deleted=len(found.deleted_ids))
+    if found.deleted_ids:
+        log.info("reclaim: %d pending ids pointed at deleted entries", len(found.deleted_ids))
+        worker.timeline.deleted(found.deleted_ids)
+    await worker.settler.count(counts)
+    if found.deliveries:
+        await worker.admit(found.deliveries)
+    return len(found.deliveries) >= want or worker.reclaimer.cursor != "0-0"
