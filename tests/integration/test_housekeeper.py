@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import time
 
 import redis
 import redis.asyncio as aredis
@@ -17,6 +18,7 @@ from workers.engine.pause import PauseWatch
 from workers.engine.ports import Ports
 from workers.engine.timeline import Timeline
 from workers.gate import Gate
+from workers.monitor.sample import collect
 from workers.operations import actions
 from workers.store.dbwriter import DbWriter
 
@@ -81,6 +83,9 @@ def test_pause_watch_hears_each_pause_and_resume_on_the_channel(
     assert states == ["running", "paused", "draining"]
 
 
+MARKED_MS = int(time.time() * 1000) - 20_000  # an index score 20 s old: within its window
+
+
 async def _beats(redis_url: str, config: EngineConfig, *, expire_between: bool) -> None:
     """One beat; then the heartbeat marked (or deleted: expired) behind its back; then
     beats up to the next whole write."""
@@ -109,7 +114,7 @@ async def _beats(redis_url: str, config: EngineConfig, *, expire_between: bool) 
     else:
         # Marked: a write of the whole heartbeat would overwrite both.
         await client.hset(key, "processed", "marked")
-        await client.zadd(config.keys.workers_index, {config.consumer: 1})
+        await client.zadd(config.keys.workers_index, {config.consumer: MARKED_MS})
     for _ in range(FULL_BEAT_EVERY - 2):
         await keeper.beat()
     await db.close()
@@ -123,8 +128,11 @@ def test_an_unchanged_heartbeat_only_pushes_its_expiry_back(
     key = config.keys.worker(config.consumer)
     asyncio.run(_beats(redis_url, config, expire_between=False))
     assert r.hget(key, "processed") == "marked"
-    assert r.zscore(config.keys.workers_index, config.consumer) == 1
+    assert r.zscore(config.keys.workers_index, config.consumer) == MARKED_MS
     assert 0 < r.pttl(key) <= max(config.heartbeat_s * 2000, 2000)
+    # The console's "last heartbeat" comes from the expiry, not the index's old score.
+    [worker] = collect(r, config.keys).workers
+    assert worker.last_seen_ms > MARKED_MS + 15_000
     # Its expiry is two beats: the console drops a dead worker within 6 s at the defaults.
     assert EngineConfig().heartbeat_s * 2 == 6
 
@@ -135,4 +143,4 @@ def test_a_heartbeat_that_expired_is_written_whole_again(
     key = config.keys.worker(config.consumer)
     asyncio.run(_beats(redis_url, config, expire_between=True))
     assert r.hget(key, "state") == "running"
-    assert r.zscore(config.keys.workers_index, config.consumer) != 1
+    assert r.zscore(config.keys.workers_index, config.consumer) != MARKED_MS

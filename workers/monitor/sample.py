@@ -152,7 +152,7 @@ def collect(
     levels are read in the first round trip, so showing them costs no extra one."""
     index = _index(client, keys, extra_streams, budgets or {})
     stream_replies, heartbeats = _streams_and_workers(client, keys, index.names, index.workers)
-    workers = _workers(heartbeats, index.workers)
+    workers = _workers(heartbeats, index.workers, index.now_ms)
     live = {w.consumer for w in workers}
     groups, broken = _groups(client, keys, index.names, stream_replies, live)
     streams = [
@@ -202,16 +202,26 @@ def _streams_and_workers(
             pipe.hgetall(keys.stats(name))
         for consumer in workers:
             pipe.hgetall(keys.worker(consumer))
+            pipe.pttl(keys.worker(consumer))
         replies = pipe.execute(raise_on_error=False)
     split = 4 * len(names)
     per_stream = [
         (replies[i], replies[i + 1], replies[i + 2], replies[i + 3]) for i in range(0, split, 4)
     ]
-    heartbeats = [r if isinstance(r, dict) else {} for r in replies[split:]]
+    heartbeats = []
+    for beat, left_ms in zip(replies[split::2], replies[split + 1 :: 2], strict=True):
+        beat = dict(beat) if isinstance(beat, dict) else {}
+        if beat and isinstance(left_ms, int) and left_ms > 0:
+            # An unchanged heartbeat only has its expiry pushed back (engine/housekeeping.py):
+            # its last beat is its expiry less its lifetime, not the index's score.
+            beat["_beat_age_ms"] = str(max(0, _int(beat.get("ttl_ms"), 0) or 0) - left_ms)
+        heartbeats.append(beat)
     return per_stream, heartbeats
 
 
-def _workers(heartbeats: list[dict[str, str]], seen_ms: dict[str, int]) -> list[WorkerInfo]:
+def _workers(
+    heartbeats: list[dict[str, str]], seen_ms: dict[str, int], now_ms: int
+) -> list[WorkerInfo]:
     out = []
     for (name, last_seen_ms), beat in zip(seen_ms.items(), heartbeats, strict=True):
         if not beat:  # expired: the process is gone
@@ -229,10 +239,19 @@ def _workers(heartbeats: list[dict[str, str]], seen_ms: dict[str, int]) -> list[
                 current=beat.get("current", ""),
                 state=beat.get("state", ""),
                 started_ms=_int(beat.get("started_ms"), 0) or 0,
-                last_seen_ms=last_seen_ms,
+                last_seen_ms=_last_beat(beat, last_seen_ms, now_ms),
             )
         )
     return out
+
+
+def _last_beat(beat: dict[str, str], indexed_ms: int, now_ms: int) -> int:
+    """When the worker last beat: from its heartbeat's expiry where the heartbeat says its
+    lifetime (``ttl_ms``), else the workers index's score."""
+    age_ms = _int(beat.get("_beat_age_ms"), None)
+    if age_ms is None or not beat.get("ttl_ms") or age_ms < 0:
+        return indexed_ms
+    return max(indexed_ms, now_ms - age_ms)
 
 
 def _groups(
