@@ -4,16 +4,31 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from typing import TYPE_CHECKING
+from typing import Protocol
 
+from redis.asyncio import Redis
+
+from workers.core.config import EngineConfig
+from workers.engine.pause import PauseWatch
 from workers.redis import bus
 from workers.redis.bus import Delivery
 
-if TYPE_CHECKING:
-    from workers.engine.worker import Worker
+
+class ReadingWorker(Protocol):
+    """What the reads need of the worker (engine/worker.py; it is not imported here)."""
+
+    config: EngineConfig
+    client: Redis
+    stopping: asyncio.Event
+    halt: asyncio.Event
+    pause: PauseWatch
+
+    async def while_paused(self) -> bool: ...
+    async def wait_for_slots(self) -> int: ...
+    async def admit(self, batch: list[Delivery]) -> None: ...
 
 
-async def recover_own_pending(worker: Worker) -> None:
+async def recover_own_pending(worker: ReadingWorker) -> None:
     """Entries this consumer name read before a restart (id 0), before anything new."""
     c, after = worker.config, "0"
     while not worker.stopping.is_set():
@@ -35,7 +50,7 @@ async def recover_own_pending(worker: Worker) -> None:
         await worker.admit(found)
 
 
-async def read_new(worker: Worker, want: int, block_ms: int) -> list[Delivery]:
+async def read_new(worker: ReadingWorker, want: int, block_ms: int) -> list[Delivery]:
     """One XREADGROUP, with the pause flag as it was when it returned. A stop or a pause
     ends the wait at once (BLOCK is long at rest: entries, not a timer, end a read)."""
     c = worker.config

@@ -23,23 +23,45 @@ at the defaults). A worker without a free slot, or paused, leaves the token alon
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import random
 from collections import Counter
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from redis.asyncio import Redis
 
+from workers.core.config import EngineConfig
+from workers.engine.pause import PauseWatch
+from workers.engine.reclaim import Reclaimer
+from workers.engine.settle import Settler
+from workers.engine.timeline import Timeline
+from workers.redis.bus import Delivery
 from workers.redis.connection import UNREACHABLE
-
-if TYPE_CHECKING:
-    from workers.engine.worker import Worker
 
 log = logging.getLogger("streamdesk.worker")
 
 # A token with no expiry (set by hand) or gone between the SET and the PTTL: try again soon.
 RETRY_S = 0.1
+
+
+class SweepingWorker(Protocol):
+    """What the sweep needs of the worker (engine/worker.py; it is not imported here)."""
+
+    config: EngineConfig
+    sweeper: SweepToken
+    reclaimer: Reclaimer
+    settler: Settler
+    timeline: Timeline
+    pause: PauseWatch
+    stopping: asyncio.Event
+    store_down: bool
+
+    def free_slots(self) -> int: ...
+    async def admit(self, batch: list[Delivery]) -> None: ...
+    async def step_failed(self, exc: Exception, delay: float) -> None: ...
+    async def sleep(self, seconds: float) -> None: ...
 
 
 class SweepToken:
@@ -74,7 +96,7 @@ class SweepToken:
         if not taken:
             if left_ms <= 0:
                 return RETRY_S
-            return left_ms / 1000 + random.uniform(0, self.interval_ms / 10_000)
+            return float(left_ms) / 1000 + random.uniform(0, self.interval_ms / 10_000)
         more = await sweep()
         next_ms = self.interval_ms if more else await self._next_sweep_ms()
         await self.client.pexpire(self.key, next_ms)
@@ -93,7 +115,7 @@ class SweepToken:
         return max(self.interval_ms, min(due_ms, self.claim_idle_ms))
 
 
-async def take_turns(worker: Worker) -> None:
+async def take_turns(worker: SweepingWorker) -> None:
     """The worker's turns at the group's sweep, for its life (a background task)."""
     token = worker.sweeper
     while not worker.stopping.is_set():
@@ -108,7 +130,7 @@ async def take_turns(worker: Worker) -> None:
         await worker.sleep(wait_s)
 
 
-async def sweep(worker: Worker) -> bool:
+async def sweep(worker: SweepingWorker) -> bool:
     """Reclaim what idled past the claim idle time and admit it; True if more may be left."""
     want = min(worker.free_slots(), worker.config.batch_size)
     found = await worker.reclaimer.claim(want)
