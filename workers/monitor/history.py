@@ -6,7 +6,9 @@ clock). A point is added only when its time bucket (``t // step_ms``) is newer t
 newest point's, and points older than the resolution's retention are removed in the same
 call, so each set holds at most retention / step points whatever the tick rate. Only the
 process holding the recorder lease writes (workers/monitor/recorder.py); the check is inside the
-script, so a lease lost between the claim and the write writes nothing.
+script, so a lease lost between the claim and the write writes nothing. The recorder writes
+only when something changed (``read_streams`` is what it compares), so a write first fills
+the quiet seconds before it with copies of the last point.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import redis
 from workers.core.keys import Keys
 from workers.core.lua import lua_script
 from workers.monitor.sample import Sample
+from workers.redis import stats
 
 # One history point: {"t": ms, "s": {stream: {"n": length, "a": added, "p": processed,
 # "f": failed, "d": dead-lettered, "h": idempotency hits, "r": deferred (out of a rate budget),
@@ -68,6 +71,59 @@ RESOLUTIONS = (SECOND, TEN_SECONDS, MINUTE)
 RECORD = lua_script(__package__, "history_record")
 
 
+@dataclass(frozen=True, slots=True)
+class Recorded:
+    added: int  # resolutions appended to
+    at_ms: int  # the new point's time
+
+
+def queue_stream_reads(pipe: Any, keys: Keys, names: list[str]) -> None:
+    """Queue what a point holds of each stream: two commands a stream (``read_streams``).
+    ``FULL COUNT 1``: the groups' numbers with the length, and one entry, not ten."""
+    for name in names:
+        pipe.execute_command("XINFO STREAM", name, "FULL", "COUNT", 1, full=True)
+        pipe.hgetall(keys.stats(name))
+
+
+def read_streams(names: list[str], replies: list[Any]) -> dict[str, Any]:
+    """A point's "s" from ``queue_stream_reads``' replies (a pipeline run with
+    ``raise_on_error=False``): what ``to_point(collect(...))`` holds of the same streams,
+    from two of the commands ``collect`` sends a stream."""
+    return {name: _stream_entry(replies[2 * i], replies[2 * i + 1]) for i, name in enumerate(names)}
+
+
+def _stream_entry(info: Any, counters: Any) -> dict[str, Any]:
+    data = info if isinstance(info, dict) else {}
+    counts = dict.fromkeys(stats.COUNTERS, 0)
+    try:  # as sample._isolated: a garbled counter or reply zeroes this stream only
+        if isinstance(counters, dict):
+            counts = {c: int(counters.get(c, 0)) for c in stats.COUNTERS}
+        groups = {
+            str(g["name"]): [_int(g.get("lag")), int(g["pel-count"]), _int(g.get("entries-read"))]
+            for g in sorted(data.get("groups") or [], key=lambda g: str(g["name"]))
+        }
+        length, added = int(data.get("length", 0)), _int(data.get("entries-added"))
+    except (TypeError, ValueError, KeyError, AttributeError):
+        counts, groups, length, added = dict.fromkeys(stats.COUNTERS, 0), {}, 0, None
+    return {
+        "n": length,
+        "a": added,
+        "p": counts["processed"],
+        "f": counts["failed"],
+        "d": counts["dead_lettered"],
+        "h": counts["idempotency_hits"],
+        "r": counts["deferred"],
+        "g": groups,
+    }
+
+
+def _int(value: Any) -> int | None:
+    try:
+        return None if value is None else int(value)
+    except (TypeError, ValueError):
+        return None
+
+
 class HistoryStore:
     def __init__(self, client: redis.Redis, keys: Keys) -> None:
         self.client = client
@@ -75,14 +131,27 @@ class HistoryStore:
         self._record = client.register_script(RECORD)
 
     def record(self, point: Point, holder: str) -> int | None:
-        """Add ``point`` to each resolution whose bucket it opens, if ``holder`` holds the
-        recorder lease. The number of resolutions appended to, or None if not the holder."""
+        """Add ``point`` (``{"t", "s"}``) to each resolution whose bucket it opens, if
+        ``holder`` holds the recorder lease. The number of resolutions appended to, or None
+        if not the holder."""
+        recorded = self.append(_dump(point["s"]), holder, at_ms=point["t"])
+        return None if recorded is None else recorded.added
+
+    def append(
+        self, streams: str, holder: str, at_ms: int = 0, carry_from_ms: int = 0
+    ) -> Recorded | None:
+        """Add a point of ``streams`` (a point's "s", as JSON) at ``at_ms``, or at the
+        server's clock now if 0, if ``holder`` holds the recorder lease; None if not.
+
+        ``carry_from_ms`` is the time of the point this holder recorded last: while it is
+        still the newest, a copy of it is added each second up to the new one (nothing
+        changed meanwhile), so the 1 s charts draw a level, not a gap. One round trip."""
         keys = [self.keys.history_recorder, *(self.keys.history(r.name) for r in RESOLUTIONS)]
-        args: list[str | int] = [holder, point["t"], _dump(point)]
+        args: list[str | int] = [holder, at_ms, streams, carry_from_ms]
         for r in RESOLUTIONS:
             args += [r.step_ms, r.keep_ms, r.max_points]
-        added = int(self._record(keys=keys, args=args))
-        return None if added < 0 else added
+        added, t = self._record(keys=keys, args=args)
+        return None if int(added) < 0 else Recorded(int(added), int(t))
 
     def read(self, resolution: Resolution) -> list[Point]:
         """Every point of one resolution, oldest first; bounded: a set never holds more
