@@ -19,10 +19,18 @@ from workers.monitor.history import (
     HistoryStore,
     Point,
 )
-from workers.monitor.recorder import RETIRED_RESOLUTIONS, Lease, Recorder, start_recorder
+from workers.monitor.recorder import (
+    RETIRED_RESOLUTIONS,
+    Cadence,
+    Lease,
+    Recorder,
+    start_recorder,
+)
 
 KEYS = Keys()
 T0 = 1_800_000_000_000  # a whole minute, in ms
+# Seconds, not the production tens of seconds: a takeover within a test's patience.
+SHORT = Cadence(standby_s=1.0, lease_ttl_ms=3_000, keepalive_ms=2_000)
 
 
 def point(t_ms: int, processed: int = 0) -> Point:
@@ -93,7 +101,9 @@ def test_reads_are_oldest_first_and_skip_foreign_members(r: redis.Redis) -> None
 
 def test_two_recorders_only_one_writes(r: redis.Redis) -> None:
     first, second = Recorder(r, KEYS, "first"), Recorder(r, KEYS, "second")
+    r.sadd(KEYS.streams_index, "s")
     for _ in range(3):
+        r.xadd("s", {"n": "1"})  # a change each tick: each one writes
         results = [first.tick(), second.tick()]
         assert results[0] is not None and results[1] is None
         time.sleep(1.0)
@@ -103,7 +113,7 @@ def test_two_recorders_only_one_writes(r: redis.Redis) -> None:
 
 
 def test_a_stand_by_takes_over_when_the_holder_stops_ticking(r: redis.Redis) -> None:
-    first, second = Recorder(r, KEYS, "first"), Recorder(r, KEYS, "second")
+    first, second = Recorder(r, KEYS, "first", SHORT), Recorder(r, KEYS, "second", SHORT)
     assert first.tick() is not None  # then "first" dies without releasing
     assert second.tick() is None
     began = time.monotonic()
@@ -113,22 +123,25 @@ def test_a_stand_by_takes_over_when_the_holder_stops_ticking(r: redis.Redis) -> 
     assert r.get(KEYS.history_recorder) == "second"
 
 
-def test_a_stopped_recorder_thread_hands_over_at_once(r: redis.Redis, redis_url: str) -> None:
-    a = start_recorder(redis_client, KEYS, "a")
+def test_a_stopped_recorder_thread_hands_over_at_the_next_try(
+    r: redis.Redis, redis_url: str
+) -> None:
+    a = start_recorder(redis_client, KEYS, "a", SHORT)
     wait_for(lambda: r.get(KEYS.history_recorder) is not None, timeout_s=5, what="a holder")
-    b = start_recorder(redis_client, KEYS, "b")
+    b = start_recorder(redis_client, KEYS, "b", SHORT)
     try:
+        # A quiet history: a point, then the keepalive's (2 s).
         wait_for(lambda: r.zcard(KEYS.history("1s")) >= 2, timeout_s=10, what="two points")
         holder = str(r.get(KEYS.history_recorder))
         first, other = (a, "b:") if holder.startswith("a:") else (b, "a:")
-        first.stop()  # releases the lease: the other takes over at its next tick
+        first.stop()  # releases the lease: the other takes it at its next try (1 s)
         began = time.monotonic()
         wait_for(
             lambda: str(r.get(KEYS.history_recorder)).startswith(other),
             timeout_s=5,
             what="the other recorder to take over",
         )
-        assert time.monotonic() - began < 2.0
+        assert time.monotonic() - began < SHORT.standby_s + 1.0
         count = r.zcard(KEYS.history("1s"))
         wait_for(lambda: r.zcard(KEYS.history("1s")) > count, timeout_s=5, what="its points")
     finally:
