@@ -130,7 +130,8 @@ def test_a_change_is_recorded_after_copies_of_the_quiet_seconds(
         time.sleep(1.0)
         assert recorder.tick() == 0
     r.xadd("orders", {"n": "1"})
-    assert recorder.tick() == 1  # the 1 s resolution only: the rest kept their buckets
+    # A write: the 1 s resolution at least (10 s and 1 min too if a bucket turned meanwhile).
+    assert (recorder.tick() or 0) >= 1
     first, *copies, changed = points(r)
     assert [p["s"] for p in copies] == [first["s"]] * len(copies)
     assert [p["t"] for p in copies] == [first["t"] + 1_000 * (i + 1) for i in range(len(copies))]
@@ -147,7 +148,7 @@ def test_a_counter_alone_is_a_change(r: redis.Redis) -> None:
     time.sleep(1.0)
     assert recorder.tick() == 0
     r.hincrby(KEYS.stats("mail"), "failed", 1)
-    assert recorder.tick() == 1
+    assert (recorder.tick() or 0) >= 1
     assert points(r)[-1]["s"]["mail"]["f"] == 1
 
 
@@ -157,7 +158,7 @@ def test_a_quiet_history_is_kept_fresh_at_the_keepalive(r: redis.Redis) -> None:
     time.sleep(1.0)
     assert recorder.tick() == 0
     time.sleep(1.0)
-    assert recorder.tick() == 1
+    assert (recorder.tick() or 0) >= 1
     first, copy, fresh = points(r)
     assert first["s"] == copy["s"] == fresh["s"]
     assert copy["t"] - first["t"] == 1_000
