@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 # `make install EXTRAS=dev` skips them.
 EXTRAS ?= dev,langgraph,otel
 
-.PHONY: run test test-fast lint typecheck bench bench-console bench-actions bench-outbox bench-runtime bench-webhooks bench-tracing bench-partitions clean install
+.PHONY: run test test-fast lint typecheck bench bench-console bench-actions bench-outbox bench-runtime bench-webhooks bench-tracing bench-partitions bench-idle clean install
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -58,6 +58,16 @@ bench-tracing: $(STAMP)
 
 bench-partitions: $(STAMP)
 	$(PY) -m bench.partitions
+
+# The peers it runs beside runworker come from the bench-peers extra; arq wants redis<6, so it
+# gets a venv of its own (bench/idle/subjects.py looks there): neither changes what the code
+# under test imports.
+ARQ_VENV := $(VENV)/bench-arq
+bench-idle: $(STAMP)
+	$(PY) -m pip install --quiet -e '.[bench-peers]'
+	test -x $(ARQ_VENV)/bin/python || $(PYTHON) -m venv $(ARQ_VENV)
+	$(ARQ_VENV)/bin/python -m pip install --quiet 'arq>=0.28,<0.29'
+	$(PY) -m bench.idle
 
 # valkey stop needs settings, so the development mode (no SECRET_KEY of its own).
 clean: export DEBUG ?= 1

@@ -90,7 +90,11 @@ PARTITIONS = Section(
     "(written by bench.partitions; every bench writer keeps it) -->",
     "<!-- partitions benchmark: end -->",
 )
-BLOCKS = (CONSOLE, ACTIONS, OUTBOX, WEBHOOKS, RUNTIME, TRACING, PARTITIONS)  # document order
+IDLE = Section(
+    "<!-- idle benchmark: begin (written by bench.idle; every bench writer keeps it) -->",
+    "<!-- idle benchmark: end -->",
+)
+BLOCKS = (CONSOLE, ACTIONS, OUTBOX, WEBHOOKS, RUNTIME, TRACING, PARTITIONS, IDLE)  # document order
 
 
 @dataclass(frozen=True, slots=True)
