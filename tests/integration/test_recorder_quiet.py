@@ -14,8 +14,9 @@ from typing import Any
 import pytest
 import redis
 
+from tests.support.wait import wait_for
 from workers.core.keys import Keys, dead_stream
-from workers.monitor.history import to_point
+from workers.monitor.history import HistoryStore, to_point
 from workers.monitor.recorder import Cadence, Recorder
 from workers.monitor.sample import collect
 from workers.redis.embedded import PrivateServer
@@ -163,6 +164,18 @@ def test_a_quiet_history_is_kept_fresh_at_the_keepalive(r: redis.Redis) -> None:
     assert first["s"] == copy["s"] == fresh["s"]
     assert copy["t"] - first["t"] == 1_000
     assert 0 <= server_ms(r) - fresh["t"] < 1_000  # stamped with the server's clock, now
+
+
+def test_a_point_its_second_refused_is_written_at_a_later_tick(r: redis.Redis) -> None:
+    """The previous holder wrote in the same second (here: a second ahead, by the server's
+    clock): nothing was recorded, so the next tick writes, not the keepalive 10 s on."""
+    r.set(KEYS.history_recorder, "before")
+    HistoryStore(r, KEYS).record({"t": server_ms(r) + 1_000, "s": {}}, "before")
+    r.delete(KEYS.history_recorder)  # "before" stopped
+    recorder = Recorder(r, KEYS, "holder")
+    assert recorder.tick() == 0
+    wait_for(lambda: (recorder.tick() or 0) >= 1, timeout_s=3, what="the point written")
+    assert sorted(points(r)[-1]["s"]) == sorted(STREAMS)
 
 
 def test_a_point_holds_what_a_sample_holds(r: redis.Redis) -> None:

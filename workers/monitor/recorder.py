@@ -156,7 +156,8 @@ class Recorder:
         if recorded is None:
             self._stand_by()
             return None
-        self._written = _Written(streams, recorded.at_ms, now_s)
+        if recorded.added:  # else its second had a point already (the last holder's): again
+            self._written = _Written(streams, recorded.at_ms, now_s)
         return recorded.added
 
     def _read(self) -> str | None:
