@@ -42,6 +42,11 @@ class IdleResults:
         return None
 
 
+def _cell(text: str) -> str:
+    """``text`` in a table cell: commandstats' ``xinfo|stream`` would end the cell."""
+    return text.replace("|", "\\|")
+
+
 def _n(value: float) -> str:
     return f"{value:.2f}" if value < 10 else f"{value:.1f}"
 
@@ -141,7 +146,7 @@ def _every_run(r: IdleResults) -> list[str]:
         pg = "-" if run.pg_connections is None else str(run.pg_connections)
         rows.append(
             f"| {run.subject.shown} | {run.processes} | {_n(run.commands)} | {_n(run.cpu_ms)} "
-            f"| {_mb(run)} | {pg} | {_top(run)} |"
+            f"| {_mb(run)} | {pg} | {_cell(_top(run))} |"
         )
     return rows
 
@@ -166,7 +171,7 @@ def _by_name(one: Idle, many: Idle) -> list[str]:
     names = sorted(set(one.calls) | set(many.calls), key=lambda n: (-many.rate(n), n))
     for name in names:
         what = ", ".join(uses.get(name, [])) or "not seen by MONITOR"
-        rows.append(f"| {name} | {_n(one.rate(name))} | {_n(many.rate(name))} | {what} |")
+        rows.append(f"| {_cell(name)} | {_n(one.rate(name))} | {_n(many.rate(name))} | {what} |")
     rows.append(f"| **all** | **{_n(one.commands)}** | **{_n(many.commands)}** | |")
     return rows
 
@@ -213,7 +218,7 @@ def _purpose_rows(r: IdleResults, one: Idle, many: Idle) -> list[str]:
         for seen, floor in ((mine, floor_one), (theirs, floor_many)):
             use = seen.get(purpose, Use())
             cells += [f"{_n(use.ran)} ({_n(use.sent)})", _n(floor.get(purpose, 0.0))]
-        cells.append(theirs.get(purpose, Use()).commands)
+        cells.append(_cell(theirs.get(purpose, Use()).commands))
         rows.append(f"| {' | '.join(cells)} |")
     return rows
 
