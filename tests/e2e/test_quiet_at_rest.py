@@ -51,9 +51,7 @@ def succeeded() -> int:
     return AgentRun.objects.filter(status=RunStatus.SUCCEEDED).count()
 
 
-def test_an_event_published_at_rest_is_done_within_a_second(
-    r: redis.Redis, quiet: Workers
-) -> None:
+def test_an_event_published_at_rest_is_done_within_a_second(r: redis.Redis, quiet: Workers) -> None:
     quiet.start("rested")
     at_rest(r, "rested")
     published = time.monotonic()
