@@ -11,7 +11,8 @@ import redis
 from django.test import Client
 
 from console import charts, realtime, ticker
-from console.runtime import keys, make_sampler
+from console.runtime import keys
+from console.ticker import make_sampler
 from tests.support.console import next_tick, open_socket
 from tests.support.engine import STREAM
 from workers.monitor.history import HistoryStore, to_point
