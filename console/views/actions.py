@@ -41,7 +41,7 @@ def _run(request: HtmxHttpRequest, call: Any) -> HttpResponse:
     except InvalidAction as exc:  # e.g. a claim to a consumer that is not live
         return _answer(request, None, error=str(exc), status=400)
     except RedisUnavailable:
-        raise  # a 503 with Retry-After, as everywhere (console/unavailable.py)
+        raise  # a 503 with Retry-After, as everywhere (console/edge/unavailable.py)
     except StreamdeskError as exc:
         return _answer(request, None, error=str(exc), status=409)
 
