@@ -17,8 +17,9 @@ from django.urls import path
 from django.utils import timezone
 from django.views.decorators.csrf import csrf_exempt
 
-from console import action_forms, health, services
+from console import action_forms, services
 from console.edge import throttle
+from console.live import health
 from console.params import NameConverter  # noqa: F401 (registers the <name:> converter)
 from console.previews import PreviewBusy, preview_slot
 from console.roles import can_operate, can_view

@@ -18,10 +18,10 @@ from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from django.conf import settings  # noqa: E402
 from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler  # noqa: E402
 
-from console import background  # noqa: E402
 from console.edge import daphne_limit  # noqa: E402
 from console.edge.body_limit import BodyLimits, LimitRequestBodies  # noqa: E402
 from console.edge.ws_origin import SameOriginValidator  # noqa: E402
+from console.live import background  # noqa: E402
 from console.routing import websocket_urlpatterns  # noqa: E402
 from console.runtime import keys  # noqa: E402
 from workers.from_settings import redis_client  # noqa: E402

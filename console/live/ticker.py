@@ -1,6 +1,6 @@
 """This process's one sampler task, started by the first websocket with the bulk-job runner.
 
-Kept apart from ``console.sampler`` (what a tick reads and renders): the ticker builds the
+Kept apart from ``console.live.sampler`` (what a tick reads and renders): the ticker builds the
 sampler from the engine's settings (``console.runtime``), so imports point one way: ticker ->
 sampler and ticker -> runtime; the settings glue imports no other module of the console.
 """
@@ -10,9 +10,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 
-from console.background import ensure_job_runner
+from console.live.background import ensure_job_runner
+from console.live.sampler import Sampler
 from console.runtime import keys
-from console.sampler import Sampler
 from workers.from_settings import engine_config, rate_budgets, redis_client
 
 _task: asyncio.Task[None] | None = None
