@@ -21,7 +21,7 @@ from console import action_forms, services
 from console.edge import throttle
 from console.live import health
 from console.params import NameConverter  # noqa: F401 (registers the <name:> converter)
-from console.previews import PreviewBusy, preview_slot
+from console.reads.previews import PreviewBusy, preview_slot
 from console.roles import can_operate, can_view
 from console.runtime import keys
 from workers.core.errors import (

@@ -11,7 +11,7 @@ from django.views.decorators.http import require_POST
 
 from console import services
 from console.action_forms import form_message
-from console.browse import valid_id
+from console.reads.browse import valid_id
 from console.views.access import HtmxHttpRequest, operator_required
 from workers.core.errors import InvalidAction, RedisUnavailable, StreamdeskError
 from workers.models import Door

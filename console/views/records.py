@@ -14,7 +14,7 @@ from django.views.decorators.http import require_POST
 from console import action_forms, services
 from console.live import realtime
 from console.live.sampler import recent_jobs
-from console.previews import PreviewBusy, preview_slot
+from console.reads.previews import PreviewBusy, preview_slot
 from console.runtime import keys
 from console.views.access import HtmxHttpRequest, operator_required, viewer_required
 from console.views.actions import _answer, _run
