@@ -12,7 +12,7 @@ class ConsoleConfig(AppConfig):
 
         from console.edge import throttle
         from console.edge.errorreport import register_configured_secrets
-        from console.webhooks import webhook_sources
+        from console.intake.webhooks import webhook_sources
 
         # Configured secret values are masked in every log line and error text of this
         # process, the worker's included (workers/core/redact.py).

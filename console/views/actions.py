@@ -9,8 +9,8 @@ from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
-from console import services
-from console.action_forms import form_message
+from console.actions import services
+from console.actions.action_forms import form_message
 from console.reads.browse import valid_id
 from console.views.access import HtmxHttpRequest, operator_required
 from workers.core.errors import InvalidAction, RedisUnavailable, StreamdeskError

@@ -10,7 +10,7 @@ import redis
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 
-from console import services
+from console.actions import services
 from console.params import ENTRY_ID_HELP
 from console.reads import browse, events
 from console.reads.events import EventView

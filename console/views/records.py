@@ -11,7 +11,7 @@ from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_POST
 
-from console import action_forms, services
+from console.actions import action_forms, services
 from console.live import realtime
 from console.live.sampler import recent_jobs
 from console.reads.previews import PreviewBusy, preview_slot

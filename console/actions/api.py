@@ -17,7 +17,7 @@ from django.urls import path
 from django.utils import timezone
 from django.views.decorators.csrf import csrf_exempt
 
-from console import action_forms, services
+from console.actions import action_forms, services
 from console.edge import throttle
 from console.live import health
 from console.params import NameConverter  # noqa: F401 (registers the <name:> converter)
