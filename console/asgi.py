@@ -18,11 +18,12 @@ from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from django.conf import settings  # noqa: E402
 from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler  # noqa: E402
 
-from console import background, daphne_limit  # noqa: E402
-from console.body_limit import BodyLimits, LimitRequestBodies  # noqa: E402
+from console.edge import daphne_limit  # noqa: E402
+from console.edge.body_limit import BodyLimits, LimitRequestBodies  # noqa: E402
+from console.edge.ws_origin import SameOriginValidator  # noqa: E402
+from console.live import background  # noqa: E402
 from console.routing import websocket_urlpatterns  # noqa: E402
 from console.runtime import keys  # noqa: E402
-from console.ws_origin import SameOriginValidator  # noqa: E402
 from workers.from_settings import redis_client  # noqa: E402
 from workers.monitor.recorder import start_recorder  # noqa: E402
 
@@ -36,7 +37,7 @@ http_app = (
 
 
 # Every request body is limited while it arrives, in daphne's parser and again in front of
-# Django (console/body_limit.py).
+# Django (console/edge/body_limit.py).
 body_limits = BodyLimits(
     webhook_bytes=settings.STREAMDESK_WEBHOOK_MAX_BYTES,
     default_bytes=settings.STREAMDESK_MAX_REQUEST_BYTES,

@@ -12,7 +12,7 @@ from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
 
-from console import realtime, ticker
+from console.live import realtime, ticker
 from console.roles import can_operate, can_view
 
 MAX_SUBSCRIPTIONS = 100

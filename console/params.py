@@ -100,6 +100,6 @@ class NameConverter:
         return out
 
 
-# Here, not in urls.py: console/api.py's patterns use it too, and a pattern looks its
+# Here, not in urls.py: console/actions/api.py's patterns use it too, and a pattern looks its
 # converters up when it is built.
 register_converter(NameConverter, "name")

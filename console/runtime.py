@@ -1,4 +1,4 @@
-"""Console glue: the engine's settings and Redis connection, shared by views and the sampler."""
+"""Console glue: the engine's settings and Redis connection, shared by every part of the console."""
 
 from __future__ import annotations
 
@@ -8,9 +8,8 @@ from channels_redis.pubsub import RedisPubSubChannelLayer
 from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialBackoff
 
-from console.sampler import Sampler
 from workers.core.keys import Keys
-from workers.from_settings import engine_config, rate_budgets, redis_client, redis_url
+from workers.from_settings import engine_config, redis_url
 
 # Tries of a channel-layer command after the first: after a Redis restart the layer's kept
 # connection is dead, and redis-py's default (no retry) let the first websocket's subscribe
@@ -23,10 +22,6 @@ LAYER_BACKOFF_BASE_S = 0.05
 
 def keys() -> Keys:
     return engine_config().keys
-
-
-def make_sampler() -> Sampler:
-    return Sampler(redis_client(), keys(), engine_config().claim_idle_ms, rate_budgets())
 
 
 class ChannelLayer(RedisPubSubChannelLayer):  # type: ignore[misc]

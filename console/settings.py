@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from console.edge.throttle import ThrottleConfig
 from console.environment import (
     configured,
     database,
@@ -25,7 +26,6 @@ from console.environment import (
     redis_url,
     secret_key,
 )
-from console.throttle import ThrottleConfig
 from workers.core.config import options_from_env
 from workers.core.logs import log_format
 from workers.examples import DEMO_APPS, DEMO_RATE_LIMITS
@@ -58,9 +58,10 @@ SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", False)
 SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 0)
 SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", False)
 SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", False)
-# Debug pages and error reports hide secrets, URLs' passwords included (console/errorreport.py).
-DEFAULT_EXCEPTION_REPORTER = "console.errorreport.SecretsReporter"
-DEFAULT_EXCEPTION_REPORTER_FILTER = "console.errorreport.SecretsFilter"
+# Debug pages and error reports hide secrets, URLs' passwords included
+# (console/edge/errorreport.py).
+DEFAULT_EXCEPTION_REPORTER = "console.edge.errorreport.SecretsReporter"
+DEFAULT_EXCEPTION_REPORTER_FILTER = "console.edge.errorreport.SecretsFilter"
 
 INSTALLED_APPS = [
     "daphne",
@@ -83,7 +84,7 @@ if STREAMDESK_DEMO:
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     # Outermost but one: every response, error pages included, carries the policy.
-    "console.csp.content_security_policy",
+    "console.edge.csp.content_security_policy",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -91,7 +92,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
-    "console.unavailable.RedisDownMiddleware",
+    "console.edge.unavailable.RedisDownMiddleware",
 ]
 
 ROOT_URLCONF = "console.urls"
@@ -149,9 +150,10 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     }
 CHANNEL_LAYERS = {"default": {"BACKEND": "console.runtime.ChannelLayer"}}
 
-# Failed sign-ins are throttled per user and per address (console/throttle.py, docs/console.md).
+# Failed sign-ins are throttled per user and per address (console/edge/throttle.py,
+# docs/console.md).
 AUTHENTICATION_BACKENDS = [
-    "console.throttle.SignInThrottle",
+    "console.edge.throttle.SignInThrottle",
     "django.contrib.auth.backends.ModelBackend",
 ]
 STREAMDESK_LOGIN_THROTTLE = configured(lambda: ThrottleConfig.from_env(os.environ))
@@ -201,7 +203,7 @@ STREAMDESK_WEBHOOK_MAX_BYTES = env_int("STREAMDESK_WEBHOOK_MAX_BYTES", DEFAULT_M
 STREAMDESK_WEBHOOK_MAX_DEPTH = env_int("STREAMDESK_WEBHOOK_MAX_DEPTH", DEFAULT_MAX_DEPTH, 1)
 # A byte-identical signed body to one source inside this window is published once (7 days).
 STREAMDESK_WEBHOOK_REPLAY_WINDOW_S = env_int("STREAMDESK_WEBHOOK_REPLAY_WINDOW_S", 7 * 24 * 3600, 1)
-# Largest request body on every other path; refused while it arrives (console/body_limit.py).
+# Largest request body on every other path; refused while it arrives (console/edge/body_limit.py).
 STREAMDESK_MAX_REQUEST_BYTES = env_int("STREAMDESK_MAX_REQUEST_BYTES", 2_621_440, 1)
 
 # Who may scrape GET /metrics (docs/observability.md): a bearer token, client networks (CIDRs),

@@ -7,10 +7,10 @@ from django.urls import include, path
 from django.utils.functional import lazy
 from django.views.generic import RedirectView
 
-from console import api
+from console.actions import api
+from console.intake.webhooks import receive_webhook
 from console.prometheus_view import metrics
 from console.views import access, actions, dashboard, events, records, streams
-from console.webhooks import receive_webhook
 
 # Stream and group names: any name Redis allows, ``/`` included (<name:>, console/params.py).
 

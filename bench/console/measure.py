@@ -39,9 +39,10 @@ from django.test import Client  # noqa: E402
 
 from bench.console.load import GROUP, STREAM, heartbeats  # noqa: E402
 from bench.console.records import dead_event, operator_records  # noqa: E402
-from console import browse  # noqa: E402
-from console.runtime import keys, make_sampler  # noqa: E402
-from console.sampler import Sampler  # noqa: E402
+from console.live.sampler import Sampler  # noqa: E402
+from console.live.ticker import make_sampler  # noqa: E402
+from console.reads import browse  # noqa: E402
+from console.runtime import keys  # noqa: E402
 from console.views.dashboard import current_overview  # noqa: E402
 from workers.from_settings import redis_client  # noqa: E402
 from workers.monitor.history import RESOLUTIONS, to_point  # noqa: E402

@@ -334,7 +334,7 @@ server's clock when the sample began); "received" is the client's clock, on the 
   overview rows, every fragment rendered and the charts' newest rows (not the channel-layer
   send: that is in the websocket part).
 * **Recorded history**: nothing records while the calls are timed, so a page computes its
-  charts' data on the first round and reuses it (console/charts.py keeps whole ranges until
+  charts' data on the first round and reuses it (console/live/charts.py keeps whole ranges until
   their points change). With a recorder running, the 5-minute range changes every second:
   about 1.7 ms of CPU for one stream's three charts over 300 points (measured apart); a
   console's first page after it starts reads and charts all 2,100 points, about 20 ms.

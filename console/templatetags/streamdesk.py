@@ -11,7 +11,7 @@ from django import template
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
 
-from console.overview import worker_processes
+from console.live.overview import worker_processes
 from console.params import moment_of_ms
 from workers.monitor.sample import WorkerInfo
 from workers.operations.actions import Pause, parse_pause

@@ -18,7 +18,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.debug import sensitive_post_parameters
 from django_htmx.middleware import HtmxDetails
 
-from console import throttle
+from console.edge import throttle
 from console.roles import can_operate, can_view
 
 View = Callable[..., HttpResponseBase]
@@ -60,7 +60,7 @@ def operator_required(view: View) -> View:
 
 class LoginView(auth_views.LoginView):
     """Django's sign-in page, answering 429 with the wait while the typed user or the
-    address has too many recent failures (console/throttle.py); the password is not checked."""
+    address has too many recent failures (console/edge/throttle.py); the password is not checked."""
 
     template_name = "console/login.html"
     redirect_authenticated_user = True

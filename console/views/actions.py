@@ -9,9 +9,9 @@ from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
-from console import services
-from console.action_forms import form_message
-from console.browse import valid_id
+from console.actions import services
+from console.actions.action_forms import form_message
+from console.reads.browse import valid_id
 from console.views.access import HtmxHttpRequest, operator_required
 from workers.core.errors import InvalidAction, RedisUnavailable, StreamdeskError
 from workers.models import Door
@@ -41,7 +41,7 @@ def _run(request: HtmxHttpRequest, call: Any) -> HttpResponse:
     except InvalidAction as exc:  # e.g. a claim to a consumer that is not live
         return _answer(request, None, error=str(exc), status=400)
     except RedisUnavailable:
-        raise  # a 503 with Retry-After, as everywhere (console/unavailable.py)
+        raise  # a 503 with Retry-After, as everywhere (console/edge/unavailable.py)
     except StreamdeskError as exc:
         return _answer(request, None, error=str(exc), status=409)
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
-from console import charts, overview, realtime
+from console.live import charts, overview, realtime
+from console.live.sampler import TICK_READ, overview_context
 from console.runtime import keys
-from console.sampler import TICK_READ, overview_context
 from console.views.access import viewer_required
 from workers.from_settings import engine_config, rate_budgets, redis_client
 from workers.monitor.history import SECOND, HistoryReader, HistoryStore

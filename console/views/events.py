@@ -10,9 +10,10 @@ import redis
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 
-from console import browse, events, services
-from console.events import EventView
+from console.actions import services
 from console.params import ENTRY_ID_HELP
+from console.reads import browse, events
+from console.reads.events import EventView
 from console.roles import can_operate
 from console.views.access import viewer_required
 from console.views.streams import unreadable

@@ -11,10 +11,11 @@ from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_POST
 
-from console import action_forms, realtime, services
-from console.previews import PreviewBusy, preview_slot
+from console.actions import action_forms, services
+from console.live import realtime
+from console.live.sampler import recent_jobs
+from console.reads.previews import PreviewBusy, preview_slot
 from console.runtime import keys
-from console.sampler import recent_jobs
 from console.views.access import HtmxHttpRequest, operator_required, viewer_required
 from console.views.actions import _answer, _run
 from workers.from_settings import redis_client

@@ -8,11 +8,12 @@ import redis
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 
-from console import browse, health, realtime
-from console.entry_states import Group
-from console.forms import BrowseForm, PendingForm
-from console.overview import GroupRow, Overview, StreamRow
-from console.partitioned import partitioned
+from console.live import health, realtime
+from console.live.overview import GroupRow, Overview, StreamRow
+from console.live.partitioned import partitioned
+from console.reads import browse
+from console.reads.entry_states import Group
+from console.reads.forms import BrowseForm, PendingForm
 from console.runtime import keys
 from console.views.access import HtmxHttpRequest, viewer_required
 from console.views.dashboard import current_overview, page_series

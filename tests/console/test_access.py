@@ -75,7 +75,7 @@ async def test_socket_cross_origin_is_refused(r: Any, staff_client: Client) -> N
 
 @pytest.mark.asyncio
 async def test_socket_staff_is_accepted(r: Any, staff_client: Client) -> None:
-    from console import ticker
+    from console.live import ticker
 
     try:
         assert await connects([ORIGIN, cookie_header(staff_client)])

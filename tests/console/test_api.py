@@ -8,7 +8,7 @@ import pytest
 import redis
 from django.test import Client, override_settings
 
-from console.throttle import ThrottleConfig
+from console.edge.throttle import ThrottleConfig
 from tests.support.console import API_GROUP, api_client, pending_entries
 from tests.support.engine import STREAM
 from tests.support.entries import live_consumer

@@ -11,7 +11,7 @@ from channels.testing import HttpCommunicator
 from django.conf import settings
 
 from console.asgi import application
-from console.body_limit import BodyLimits, LimitRequestBodies
+from console.edge.body_limit import BodyLimits, LimitRequestBodies
 
 
 def post(path: str, body: bytes) -> dict[str, Any]:

@@ -11,7 +11,7 @@ import redis
 from django.contrib.auth.models import User
 from django.test import Client
 
-from console.csp import HEADER
+from console.edge.csp import HEADER
 from tests.support.engine import STREAM
 
 pytestmark = pytest.mark.django_db(transaction=True)

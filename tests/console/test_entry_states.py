@@ -9,7 +9,7 @@ import pytest
 import redis
 from django.test import Client
 
-from console.entry_states import EntryState, Facts, Group, State, judge, read_states
+from console.reads.entry_states import EntryState, Facts, Group, State, judge, read_states
 from tests.support.console import process
 from tests.support.engine import STREAM, xadd
 from workers import publish

@@ -1,6 +1,6 @@
 """The stream page and the group page show the same health mark at the same moment.
 
-Both pages take their mark from console/health.py (the stream's is the worst of its groups'):
+Both pages take their mark from console/live/health.py (the stream's is the worst of its groups'):
 a page that judged on its own (the stream saying "agents failing" while the group said
 "healthy") fails here, for a healthy group and for unhealthy ones.
 """

@@ -10,8 +10,9 @@ import pytest
 import redis
 from django.test import Client
 
-from console import charts, realtime, ticker
-from console.runtime import keys, make_sampler
+from console.live import charts, realtime, ticker
+from console.live.ticker import make_sampler
+from console.runtime import keys
 from tests.support.console import next_tick, open_socket
 from tests.support.engine import STREAM
 from workers.monitor.history import HistoryStore, to_point

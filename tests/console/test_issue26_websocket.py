@@ -19,8 +19,8 @@ from channels.layers import channel_layers
 from channels.testing import WebsocketCommunicator
 from django.test import Client, override_settings
 
-from console import ticker
 from console.asgi import application
+from console.live import ticker
 from tests.support.console import HOST, ORIGIN, cookie_header, next_tick, open_socket
 from workers import from_settings
 from workers.redis.embedded import PrivateServer

@@ -11,7 +11,7 @@ import redis
 from channels.testing import WebsocketCommunicator
 from django.test import Client
 
-from console import ticker
+from console.live import ticker
 from tests.support.console import next_tick, open_socket, process
 from tests.support.engine import STREAM
 from workers import publish

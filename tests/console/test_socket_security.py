@@ -16,9 +16,9 @@ from django.contrib.auth.models import Group, User
 from django.test import Client, override_settings
 from django.urls import path
 
-from console import realtime, ticker
 from console.asgi import application
 from console.consumers import SIGNED_OUT_CODE, DashboardConsumer
+from console.live import realtime, ticker
 from tests.support.console import cookie_header, process
 from tests.support.engine import STREAM
 from workers import publish

@@ -10,7 +10,7 @@ import redis
 from django.contrib.auth.models import User
 from django.test import Client, override_settings
 
-from console.throttle import ThrottleConfig
+from console.edge.throttle import ThrottleConfig
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

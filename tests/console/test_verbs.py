@@ -20,7 +20,7 @@ from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver
 from django.urls.resolvers import RoutePattern
 
-from console import services
+from console.actions import services
 from tests.support.engine import STREAM
 from workers.models import AgentRun, BulkJob
 

@@ -11,7 +11,7 @@ import redis
 from channels.testing import HttpCommunicator
 
 from console.asgi import application
-from console.body_limit import BodyLimits, LimitRequestBodies
+from console.edge.body_limit import BodyLimits, LimitRequestBodies
 from tests.support.webhook_signing import hmac_headers
 
 SOURCES = {"any": {"scheme": "hmac", "secret": "s3", "id_header": "X-Delivery"}}

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 import pytest
 import redis
 
-from console import health
+from console.live import health
 from tests.support.processes import Workers
 from tests.support.wait import wait_for
 from workers.core.keys import DEFAULT_STREAM, Keys

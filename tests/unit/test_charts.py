@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from console import charts, overview, realtime
+from console.live import charts, overview, realtime
 from workers.monitor.history import MINUTE, SECOND, TEN_SECONDS, Point
 
 STREAM = "s"

@@ -10,7 +10,7 @@ from dataclasses import replace
 
 import pytest
 
-from console import health
+from console.live import health
 from workers.monitor.sample import ConsumerInfo, GroupInfo, StreamInfo
 
 CLAIM_IDLE_MS = 60_000

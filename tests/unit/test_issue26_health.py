@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from console import health
+from console.live import health
 from tests.unit.test_health import CLAIM_IDLE_MS, NOW, group, stream
 
 ALERTS = Path(__file__).resolve().parents[2] / "docs" / "alerts.yml"

@@ -17,7 +17,7 @@ from urllib.parse import quote
 from django.conf import settings
 from django.test import override_settings
 
-from console.errorreport import SecretsReporter, register_configured_secrets
+from console.edge.errorreport import SecretsReporter, register_configured_secrets
 from workers.core.logs import JsonFormatter, TextFormatter
 from workers.core.redact import MASK, mask_secrets, redact_text, register_secrets
 from workers.core.storable import describe

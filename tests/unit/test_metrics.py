@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from console import metrics
+from console.live import metrics
 from workers.monitor.history import to_point
 from workers.monitor.sample import ConsumerInfo, GroupInfo, Sample, StreamInfo
 

@@ -1,10 +1,10 @@
-"""The sign-in throttle's limits from the environment (console/throttle.py)."""
+"""The sign-in throttle's limits from the environment (console/edge/throttle.py)."""
 
 from __future__ import annotations
 
 import pytest
 
-from console.throttle import ThrottleConfig, minutes, too_many
+from console.edge.throttle import ThrottleConfig, minutes, too_many
 from workers.core.errors import ConfigurationError
 
 

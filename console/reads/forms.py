@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from django import forms
 
-from console.browse import PendingFilter
 from console.params import MAX_AGE_S, count_field, entry_id_field
+from console.reads.browse import PendingFilter
 
 
 class BrowseForm(forms.Form):

@@ -10,8 +10,8 @@ from typing import Any
 
 import redis
 
-from console import browse
 from console.params import datable_id
+from console.reads import browse
 from workers.core.keys import EVENT_FIELD
 from workers.core.storable import encodable
 from workers.core.tracing import trace_id_of

@@ -17,9 +17,11 @@ from django.urls import path
 from django.utils import timezone
 from django.views.decorators.csrf import csrf_exempt
 
-from console import action_forms, health, services, throttle
+from console.actions import action_forms, services
+from console.edge import throttle
+from console.live import health
 from console.params import NameConverter  # noqa: F401 (registers the <name:> converter)
-from console.previews import PreviewBusy, preview_slot
+from console.reads.previews import PreviewBusy, preview_slot
 from console.roles import can_operate, can_view
 from console.runtime import keys
 from workers.core.errors import (
@@ -75,7 +77,7 @@ def _csrf_failure(request: HttpRequest) -> HttpResponse | None:
 
 def _authenticate(request: HttpRequest) -> Any | JsonResponse:
     """The token's user, the session's, or the error to answer. Bad tokens count against
-    the caller's address like failed sign-ins (console/throttle.py)."""
+    the caller's address like failed sign-ins (console/edge/throttle.py)."""
     if "Authorization" not in request.headers:
         user = request.user
         if request.method not in SAFE_METHODS and user.is_authenticated and _csrf_failure(request):
@@ -149,7 +151,7 @@ def _result(call: Callable[[], Any]) -> tuple[int, dict[str, Any]]:
     try:
         outcome = call()
     except RedisUnavailable:
-        raise  # a 503 with Retry-After, as everywhere (console/unavailable.py)
+        raise  # a 503 with Retry-After, as everywhere (console/edge/unavailable.py)
     except (ActionRefused, ActionFailed) as exc:  # what Redis holds refused it, not the input
         return 409, {"error": str(exc)}
     except StreamdeskError as exc:

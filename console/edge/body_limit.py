@@ -3,7 +3,7 @@
 Two layers, one limit per path (``/hooks/``: ``STREAMDESK_WEBHOOK_MAX_BYTES``; anything else:
 ``STREAMDESK_MAX_REQUEST_BYTES``):
 
-- under daphne, :mod:`console.daphne_limit` refuses in the HTTP parser, before daphne
+- under daphne, :mod:`console.edge.daphne_limit` refuses in the HTTP parser, before daphne
   gathers a whole body and hands it to the application at once;
 - :class:`LimitRequestBodies`, an ASGI middleware, does the same for any server that
   streams bodies (and behind daphne's layer, for anything it let through): it reads the body

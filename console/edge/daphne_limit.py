@@ -19,7 +19,7 @@ from urllib.parse import unquote, urlsplit
 from daphne import http_protocol
 from twisted.web import http
 
-from console.body_limit import BodyLimits, refusal_body
+from console.edge.body_limit import BodyLimits, refusal_body
 
 LINGER_S = 5.0
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from console import health, metrics
-from console.health import Health, PendingState
+from console.live import health, metrics
+from console.live.health import Health, PendingState
 from workers.monitor.history import Point, to_point
 from workers.monitor.sample import GroupInfo, Sample, StreamInfo, WorkerInfo
 from workers.monitor.usage import UsageRow, usage_rows

@@ -14,7 +14,7 @@ Columns = list[list[float | None]]
 
 
 class ChartData(TypedDict):
-    """One chart's lines at each range ("5m", "1h", "24h"), as console/charts.py computes them.
+    """One chart's lines at each range ("5m", "1h", "24h"), as console/live/charts.py computes them.
 
     ``full``: the whole range (the page's first render); else only its last rows, which the
     browser merges by time into what it has."""

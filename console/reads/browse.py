@@ -12,8 +12,8 @@ from typing import Any, cast
 
 import redis
 
-from console.entry_states import EntryState, Group, read_states
 from console.params import MAX_U64, valid_entry_id
+from console.reads.entry_states import EntryState, Group, read_states
 from workers.core.errors import EventError
 from workers.core.events import decode_envelope, event_hash
 from workers.core.keys import EVENT_FIELD, Keys, dead_stream
@@ -77,7 +77,7 @@ class EntryRow:
     id: str
     at_ms: int
     summary: Summary
-    # done / failed / pending / dead (console/entry_states.py); None when not asked for.
+    # done / failed / pending / dead (console/reads/entry_states.py); None when not asked for.
     state: EntryState | None = None
 
 

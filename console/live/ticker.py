@@ -1,8 +1,8 @@
 """This process's one sampler task, started by the first websocket with the bulk-job runner.
 
-Kept apart from ``console.sampler`` (what a tick reads and renders) and ``console.runtime``
-(how the engine's settings build one), so the three import one way: ticker -> runtime ->
-sampler.
+Kept apart from ``console.live.sampler`` (what a tick reads and renders): the ticker builds the
+sampler from the engine's settings (``console.runtime``), so imports point one way: ticker ->
+sampler and ticker -> runtime; the settings glue imports no other module of the console.
 """
 
 from __future__ import annotations
@@ -10,10 +10,16 @@ from __future__ import annotations
 import asyncio
 import contextlib
 
-from console.background import ensure_job_runner
-from console.runtime import make_sampler
+from console.live.background import ensure_job_runner
+from console.live.sampler import Sampler
+from console.runtime import keys
+from workers.from_settings import engine_config, rate_budgets, redis_client
 
 _task: asyncio.Task[None] | None = None
+
+
+def make_sampler() -> Sampler:
+    return Sampler(redis_client(), keys(), engine_config().claim_idle_ms, rate_budgets())
 
 
 def ensure_running() -> None:

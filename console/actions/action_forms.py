@@ -8,7 +8,7 @@ from typing import Any
 from django import forms
 from django.core.exceptions import ValidationError
 
-from console.browse import valid_id
+from console.reads.browse import valid_id
 from workers.core.errors import InvalidAction
 from workers.operations import inputs
 from workers.operations.actions import DeadFilter

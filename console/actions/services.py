@@ -14,7 +14,7 @@ from typing import Any
 import redis
 from django import forms
 
-from console import action_forms as f
+from console.actions import action_forms as f
 from workers import operations
 from workers.core.steps import Kind
 from workers.from_settings import action_args, engine_config

@@ -8,8 +8,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
-from console.health import Health, Level
-from console.overview import StreamRow
+from console.live.health import Health, Level
+from console.live.overview import StreamRow
 from workers.core.keys import logical_stream
 
 N = TypeVar("N", int, float)

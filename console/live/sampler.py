@@ -22,8 +22,8 @@ from django.db.models import Count, Min
 from django.template.loader import render_to_string
 from django.utils.safestring import SafeString, mark_safe
 
-from console import charts, overview, realtime
-from console.partitioned import partitioned
+from console.live import charts, overview, realtime
+from console.live.partitioned import partitioned
 from workers.core.keys import Keys
 from workers.models import BulkJob, OutboxEvent
 from workers.monitor.history import SECOND, HistoryStore, Resolution

@@ -14,8 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from console import realtime
-from console.realtime import ChartData, Columns
+from console.live import realtime
+from console.live.realtime import ChartData, Columns
 from workers.monitor.history import MINUTE, SECOND, TEN_SECONDS, Point, Resolution
 from workers.monitor.sample import StreamInfo
 
