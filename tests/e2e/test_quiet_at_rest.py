@@ -99,3 +99,25 @@ def test_a_killed_workers_entries_are_reclaimed_within_claim_idle_plus_two_secon
     assert time.monotonic() - killed <= CLAIM_IDLE_MS / 1000 + 2.0
     wait_for(lambda: succeeded() == 4, 30, "the four to run")
     assert pending(r) == 0
+
+
+def test_a_worker_at_rest_holds_no_database_connection(r: redis.Redis, quiet: Workers) -> None:
+    """Its startup check of the migrations used to leave one open for the process's life."""
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        pytest.skip("PostgreSQL shows its connections; SQLite has none to count")
+    name = connection.settings_dict["NAME"]
+
+    def others() -> int:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = %s AND pid <> "
+                "pg_backend_pid()",
+                [name],
+            )
+            return int(cursor.fetchone()[0])
+
+    quiet.start("resting")
+    at_rest(r, "resting")
+    assert others() == 0

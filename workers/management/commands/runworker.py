@@ -44,7 +44,12 @@ def processes_arg(value: str) -> int:
 
 def unapplied_migrations() -> int:
     executor = MigrationExecutor(connection)
-    return len(executor.migration_plan(executor.loader.graph.leaf_nodes()))
+    try:
+        return len(executor.migration_plan(executor.loader.graph.leaf_nodes()))
+    finally:
+        # The check's connection belongs to this thread, which never queries again: at rest
+        # the worker holds no database connection (the writer thread opens its own on use).
+        connection.close()
 
 
 class Command(BaseCommand):
