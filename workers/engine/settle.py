@@ -76,9 +76,11 @@ class Settler(UsesPorts):
         *,
         on_deferred: Callable[[list[str], int], None],
         on_finished: Callable[[Attempt], None],
+        on_held: Callable[[float], None] = lambda wait_ms: None,
     ) -> None:
         super().__init__(ports)
         self.store = store
+        self.on_held = on_held  # entries held back for wait_ms: the sweep takes them then
         self.on_deferred = on_deferred
         self.on_finished = on_finished
         self.timing = Timing(ports.config.claim_idle_ms, ports.config.lease_ms)
@@ -365,6 +367,7 @@ class Settler(UsesPorts):
     def _queue_wait(self, pipe: Pipeline, ids: list[Any], wait_ms: float) -> None:
         """Write down when the held-back entries are due, for the console (``waits.py``)."""
         queue_waits(pipe, self.keys, self.config.stream, self.config.group, ids, wait_ms)
+        self.on_held(wait_ms)
 
     async def mark_done(self, hashes: set[str]) -> None:
         async with self.client.pipeline(transaction=False) as pipe:

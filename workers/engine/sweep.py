@@ -19,6 +19,12 @@ rest whatever the fleet's size. While a sweep runs the token expires within the 
 so one who reads it then oversleeps by at most that: an entry left by a dead worker is
 reclaimed at most twice the interval after it becomes claimable (the claim idle time + 2 s
 at the defaults). A worker without a free slot, or paused, leaves the token alone.
+
+An entry held back on purpose (a retry's backoff, a rate budget's wait: ``waits.py``) is
+made claimable early, so the pending entries' ages do not bound it: the next sweep is also
+no later than the earliest wait still ahead in ``keys.waits``, and the worker that holds an
+entry back sweeps when its wait is over whoever holds the token (``soon``), as every worker
+sweeping every second used to.
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
+import time
 from collections import Counter
 from collections.abc import Awaitable, Callable
 from typing import Protocol
@@ -42,6 +49,9 @@ from workers.redis.connection import UNREACHABLE
 
 log = logging.getLogger("streamdesk.worker")
 
+# A held-back entry is claimable about GRACE_MS after its wait (engine/defer.py): its
+# worker sweeps a little after that.
+HELD_MARGIN_MS = 1_100
 # A token with no expiry (set by hand) or gone between the SET and the PTTL: try again soon.
 RETRY_S = 0.1
 
@@ -76,21 +86,39 @@ class SweepToken:
         consumer: str,
         claim_idle_ms: int,
         interval_ms: int,
+        waits_key: str = "",
     ) -> None:
         self.client = client
         self.key = key
+        self.waits_key = waits_key
+        self.nudged = asyncio.Event()
+        self.due: float | None = None  # monotonic: when an entry this worker held is due
         self.stream = stream
         self.group = group
         self.consumer = consumer
         self.claim_idle_ms = claim_idle_ms
         self.interval_ms = max(1, min(interval_ms, claim_idle_ms))
 
-    async def turn(self, sweep: Callable[[], Awaitable[bool]]) -> float:
+    def soon(self, wait_ms: float) -> None:
+        """This worker held entries back for ``wait_ms``: sweep once they are claimable."""
+        due = time.monotonic() + (max(wait_ms, 0) + HELD_MARGIN_MS) / 1000
+        self.due = due if self.due is None else min(self.due, due)
+        self.nudged.set()
+
+    def take_due(self) -> bool:
+        """Whether a wait this worker set is over (then it sweeps, token or not)."""
+        if self.due is None or time.monotonic() < self.due:
+            return False
+        self.due = None
+        return True
+
+    async def turn(self, sweep: Callable[[], Awaitable[bool]], force: bool = False) -> float:
         """Take the token and ``sweep()`` (True if it may have left claimable entries
-        behind), or learn whose turn it is. Seconds until the next try."""
+        behind), or learn whose turn it is. Seconds until the next try. ``force``: sweep
+        even if another holds the token."""
         async with self.client.pipeline(transaction=False) as pipe:
             # Held for the interval while sweeping, then set to the next sweep's time.
-            pipe.set(self.key, self.consumer, nx=True, px=self.interval_ms)
+            pipe.set(self.key, self.consumer, nx=not force, px=self.interval_ms)
             pipe.pttl(self.key)
             taken, left_ms = await pipe.execute()
         if not taken:
@@ -103,15 +131,20 @@ class SweepToken:
         return next_ms / 1000
 
     async def _next_sweep_ms(self) -> int:
+        wall_ms = int(time.time() * 1000)  # the clock waits.py scores with
         async with self.client.pipeline(transaction=False) as pipe:
             pipe.xpending(self.stream, self.group)
             pipe.time()
-            summary, (seconds, micros) = await pipe.execute()
+            if self.waits_key:
+                pipe.zrangebyscore(self.waits_key, wall_ms, "+inf", start=0, num=1, withscores=True)
+            summary, (seconds, micros), *waits = await pipe.execute()
         if not summary or not summary.get("pending"):
             return self.claim_idle_ms
         now_ms = int(seconds) * 1000 + int(micros) // 1000
         oldest_ms = int(str(summary["min"]).split("-", 1)[0])
         due_ms = oldest_ms + self.claim_idle_ms - now_ms
+        if waits and waits[0]:
+            due_ms = min(due_ms, int(waits[0][0][1]) - wall_ms + HELD_MARGIN_MS)
         return max(self.interval_ms, min(due_ms, self.claim_idle_ms))
 
 
@@ -122,12 +155,27 @@ async def take_turns(worker: SweepingWorker) -> None:
         wait_s = token.interval_ms / 1000
         if not (worker.pause.paused or worker.store_down) and worker.free_slots() > 0:
             try:
-                wait_s = await token.turn(lambda: sweep(worker))
+                wait_s = await token.turn(lambda: sweep(worker), force=token.take_due())
             except UNREACHABLE:
                 pass  # the read loop reports the outage
             except Exception as exc:
                 await worker.step_failed(exc, wait_s)
-        await worker.sleep(wait_s)
+        await _sleep(worker, token, time.monotonic() + wait_s)
+
+
+async def _sleep(worker: SweepingWorker, token: SweepToken, until: float) -> None:
+    """Until ``until``, or sooner when an entry this worker held back is due."""
+    while not worker.stopping.is_set():
+        wake = until if token.due is None else min(until, token.due)
+        left = wake - time.monotonic()
+        if left <= 0:
+            return
+        token.nudged.clear()
+        nudged = asyncio.ensure_future(token.nudged.wait())
+        try:
+            await asyncio.wait((nudged,), timeout=min(left, 3600))
+        finally:
+            nudged.cancel()
 
 
 async def sweep(worker: SweepingWorker) -> bool:

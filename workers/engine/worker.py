@@ -73,7 +73,14 @@ class Worker:
         self.reclaimer = Reclaimer(client, c.stream, c.group, c.consumer, c.claim_idle_ms)
         sweep_key = c.keys.sweep(c.stream, c.group)
         self.sweeper = SweepToken(
-            client, sweep_key, c.stream, c.group, c.consumer, c.claim_idle_ms, c.reclaim_interval_ms
+            client,
+            sweep_key,
+            c.stream,
+            c.group,
+            c.consumer,
+            c.claim_idle_ms,
+            c.reclaim_interval_ms,
+            c.keys.waits(c.stream, c.group),
         )
         # Set to end the blocking read at once: on a stop, and when the group is paused.
         self.halt = asyncio.Event()
@@ -104,7 +111,13 @@ class Worker:
         )
         self.deferrals = Deferrals(client, c.stream, c.group, c.consumer, c.claim_idle_ms)
         p = Ports(config, client, self.gate, self.db, self.timeline)
-        self.settler = Settler(p, store, on_deferred=self.deferrals.add, on_finished=self.finished)
+        self.settler = Settler(
+            p,
+            store,
+            on_deferred=self.deferrals.add,
+            on_finished=self.finished,
+            on_held=self.sweeper.soon,
+        )
         self.housekeeper = Housekeeper(
             p,
             inflight=self.inflight,
