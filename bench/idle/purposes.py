@@ -34,11 +34,12 @@ OTHER = "other"
 MEANING = {
     READ: "XREADGROUP on the stream, blocking until an entry comes or the block time ends",
     HEARTBEAT: "the worker's heartbeat key, the workers index and the streams index",
-    SWEEP: "taking over entries a dead worker left pending: the sweep token and XAUTOCLAIM",
+    SWEEP: "taking over entries a dead worker left pending: the sweep token, XAUTOCLAIM, and "
+    "when the next sweep is due",
     RECORDER: "the console's history: the recorder lease, the sample it reads, the points it "
     "writes",
     PAUSE: "the group's pause key",
-    DEFERRALS: "keeping deferred entries from being reclaimed",
+    DEFERRALS: "writing down when held-back entries are due",
     RENEWAL: "renewing running agents' gate leases",
     PRUNE: "looking for ghost consumers to remove",
     HEALTH: "redis-py's connection health check (PING)",
@@ -97,7 +98,8 @@ class Classifier:
         if key.startswith(self.pause[0]) or key == self.pause[1] or s.name == "subscribe":
             return PAUSE
         if key.startswith(self.waits):
-            return DEFERRALS
+            # Its writes hold entries back; a sweep reads it for the earliest wait ahead.
+            return SWEEP if s.name.startswith("zrange") else DEFERRALS
         if key.startswith(self.gate) or s.name == "xclaim":
             return RENEWAL
         if s.name == "xinfo|consumers":

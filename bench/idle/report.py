@@ -349,6 +349,7 @@ OPTIONS = [
     ("--seconds 30", "the window per subject (60)"),
     ("--only runworker,arq-10", "these subjects only (the others: --help)"),
     ("--sqlite", "runworker on SQLite even when PostgreSQL answers"),
+    ("--ref HEAD", "the code of a git ref, not the working tree (bench/ is always the tree's)"),
 ]  # fmt: skip
 
 

@@ -44,6 +44,7 @@ def parse(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--only", help=f"comma-separated subjects, of: {keys}")
     parser.add_argument("--sqlite", action="store_true", help="runworker on SQLite only")
     parser.add_argument("--keep", action="store_true", help="keep the temp dir (logs)")
+    parser.add_argument("--ref", help="benchmark this git ref instead of the working tree")
     return parse_sized(parser, argv, IDLE_SUITE, "5 s windows, 1 s warm-up", QUICK, FULL)
 
 
@@ -103,7 +104,7 @@ def main(argv: list[str] | None = None) -> int:
     subjects = chosen(args.only)
     window = Window(args.seconds, args.warmup)
     began = time.time()
-    with open_bench(keep=args.keep, postgres=not args.sqlite) as bench:
+    with open_bench(keep=args.keep, ref=args.ref, postgres=not args.sqlite) as bench:
         info = machine(bench)
         kind = POSTGRES if bench.postgres is not None else SQLITE
         print(f"idle bench: {info.valkey}, runworker on {KIND_NAMES[kind]}", flush=True)
