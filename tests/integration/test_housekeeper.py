@@ -8,6 +8,7 @@ import asyncio
 import functools
 import time
 
+import pytest
 import redis
 import redis.asyncio as aredis
 
@@ -83,10 +84,14 @@ def test_pause_watch_hears_each_pause_and_resume_on_the_channel(
     assert states == ["running", "paused", "draining"]
 
 
-MARKED_MS = int(time.time() * 1000) - 20_000  # an index score 20 s old: within its window
+def marked_ms() -> int:
+    """An index score 20 s old: within the index's one-minute window."""
+    return int(time.time() * 1000) - 20_000
 
 
-async def _beats(redis_url: str, config: EngineConfig, *, expire_between: bool) -> None:
+async def _beats(
+    redis_url: str, config: EngineConfig, *, expire_between: bool, marked: int = 0
+) -> None:
     """One beat; then the heartbeat marked (or deleted: expired) behind its back; then
     beats up to the next whole write."""
     client = aredis.Redis.from_url(redis_url, decode_responses=True)
@@ -114,7 +119,7 @@ async def _beats(redis_url: str, config: EngineConfig, *, expire_between: bool) 
     else:
         # Marked: a write of the whole heartbeat would overwrite both.
         await client.hset(key, "processed", "marked")
-        await client.zadd(config.keys.workers_index, {config.consumer: MARKED_MS})
+        await client.zadd(config.keys.workers_index, {config.consumer: marked})
     for _ in range(FULL_BEAT_EVERY - 2):
         await keeper.beat()
     await db.close()
@@ -126,13 +131,14 @@ def test_an_unchanged_heartbeat_only_pushes_its_expiry_back(
     r: redis.Redis, redis_url: str, config: EngineConfig
 ) -> None:
     key = config.keys.worker(config.consumer)
-    asyncio.run(_beats(redis_url, config, expire_between=False))
+    marked = marked_ms()
+    asyncio.run(_beats(redis_url, config, expire_between=False, marked=marked))
     assert r.hget(key, "processed") == "marked"
-    assert r.zscore(config.keys.workers_index, config.consumer) == MARKED_MS
+    assert r.zscore(config.keys.workers_index, config.consumer) == marked
     assert 0 < r.pttl(key) <= max(config.heartbeat_s * 2000, 2000)
     # The console's "last heartbeat" comes from the expiry, not the index's old score.
     [worker] = collect(r, config.keys).workers
-    assert worker.last_seen_ms > MARKED_MS + 15_000
+    assert worker.last_seen_ms > marked + 15_000
     # Its expiry is two beats: the console drops a dead worker within 6 s at the defaults.
     assert EngineConfig().heartbeat_s * 2 == 6
 
@@ -143,4 +149,6 @@ def test_a_heartbeat_that_expired_is_written_whole_again(
     key = config.keys.worker(config.consumer)
     asyncio.run(_beats(redis_url, config, expire_between=True))
     assert r.hget(key, "state") == "running"
-    assert r.zscore(config.keys.workers_index, config.consumer) != MARKED_MS
+    assert r.zscore(config.keys.workers_index, config.consumer) == pytest.approx(
+        time.time() * 1000, abs=10_000
+    )

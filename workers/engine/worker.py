@@ -142,12 +142,14 @@ class Worker:
         background = [
             asyncio.create_task(self.settler.run(), name="settler"),
             asyncio.create_task(self.pause.follow(), name="pause"),
-            asyncio.create_task(take_turns(self), name="sweep"),
             *self.housekeeper.start(),
         ]
         try:
             await self._guarded(self.pause.read)
             await self._guarded(functools.partial(recover_own_pending, self))
+            # Only then: a sweep beside that read would meet the same entries (and report a
+            # deleted one twice).
+            background.append(asyncio.create_task(take_turns(self), name="sweep"))
             while not self.stopping.is_set():
                 if await self._guarded(self._tick) and self.config.burst:
                     break
