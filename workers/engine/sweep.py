@@ -45,7 +45,7 @@ from workers.engine.reclaim import Reclaimer
 from workers.engine.settle import Settler
 from workers.engine.timeline import Timeline
 from workers.redis.bus import Delivery
-from workers.redis.connection import UNREACHABLE
+from workers.redis.connection import UNREACHABLE, is_cluster
 
 log = logging.getLogger("streamdesk.worker")
 
@@ -132,12 +132,17 @@ class SweepToken:
 
     async def _next_sweep_ms(self) -> int:
         wall_ms = int(time.time() * 1000)  # the clock waits.py scores with
+        cluster = is_cluster(self.client)  # its pipeline refuses TIME: asked apart there
         async with self.client.pipeline(transaction=False) as pipe:
             pipe.xpending(self.stream, self.group)
-            pipe.time()
+            if not cluster:
+                pipe.time()
             if self.waits_key:
                 pipe.zrangebyscore(self.waits_key, wall_ms, "+inf", start=0, num=1, withscores=True)
-            summary, (seconds, micros), *waits = await pipe.execute()
+            replies = await pipe.execute()
+        if cluster:
+            replies.insert(1, await self.client.time())
+        summary, (seconds, micros), *waits = replies
         if not summary or not summary.get("pending"):
             return self.claim_idle_ms
         now_ms = int(seconds) * 1000 + int(micros) // 1000
