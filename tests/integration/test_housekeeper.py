@@ -14,12 +14,12 @@ import redis.asyncio as aredis
 
 from tests.support.memory_store import MemoryRunStore
 from workers.core.config import EngineConfig
-from workers.engine.housekeeping import FULL_BEAT_EVERY, Housekeeper, Status
+from workers.engine.housekeeping import FULL_BEAT_S, Housekeeper, Status, full_beat_every
 from workers.engine.pause import PauseWatch
 from workers.engine.ports import Ports
 from workers.engine.timeline import Timeline
 from workers.gate import Gate
-from workers.monitor.sample import collect
+from workers.monitor.sample import WORKER_WINDOW_MS, collect
 from workers.operations import actions
 from workers.store.dbwriter import DbWriter
 
@@ -85,7 +85,7 @@ def test_pause_watch_hears_each_pause_and_resume_on_the_channel(
 
 
 def marked_ms() -> int:
-    """An index score 20 s old: within the index's one-minute window."""
+    """An index score 20 s old: within the index's two-minute window."""
     return int(time.time() * 1000) - 20_000
 
 
@@ -120,7 +120,7 @@ async def _beats(
         # Marked: a write of the whole heartbeat would overwrite both.
         await client.hset(key, "processed", "marked")
         await client.zadd(config.keys.workers_index, {config.consumer: marked})
-    for _ in range(FULL_BEAT_EVERY - 2):
+    for _ in range(full_beat_every(config.heartbeat_s) - 2):
         await keeper.beat()
     await db.close()
     await gate.aclose()
@@ -152,3 +152,13 @@ def test_a_heartbeat_that_expired_is_written_whole_again(
     assert r.zscore(config.keys.workers_index, config.consumer) == pytest.approx(
         time.time() * 1000, abs=10_000
     )
+
+
+@pytest.mark.parametrize(("heartbeat_s", "every"), [(3.0, 20), (0.5, 120), (10.0, 6), (90.0, 1)])
+def test_the_whole_heartbeat_is_written_at_least_once_a_minute(
+    heartbeat_s: float, every: int
+) -> None:
+    # The console reads the workers index over two minutes (sample.WORKER_WINDOW_MS): a
+    # slow heartbeat must still refresh its score in time.
+    assert full_beat_every(heartbeat_s) == every
+    assert every * heartbeat_s <= max(FULL_BEAT_S, heartbeat_s) < WORKER_WINDOW_MS / 1000

@@ -24,6 +24,13 @@ def test_children_get_the_options_their_own_consumer_and_one_relay() -> None:
     assert "pool-2" in second and "--relay" not in second
 
 
+def test_only_the_first_child_stands_for_the_history_recorder() -> None:
+    argvs = [child_argv(i, {}, burst=False, relay=False) for i in (1, 2, 3)]
+    assert ["--no-history-recorder" in argv for argv in argvs] == [False, True, True]
+    # The supervisor's own --no-history-recorder reaches every child.
+    assert "--no-history-recorder" in child_argv(1, {}, burst=False, relay=False, recorder=False)
+
+
 def test_without_a_consumer_name_each_child_names_itself() -> None:
     assert "--consumer" not in child_argv(1, {"concurrency": 4}, burst=False, relay=False)
 

@@ -25,14 +25,28 @@ log = logging.getLogger("streamdesk.worker")
 
 # A heartbeat lives for this many beats: one missed beat (a stalled loop) is no death.
 HEARTBEAT_BEATS = 2
-# Every this many beats the whole heartbeat is written even if nothing in it changed (it
-# refreshes the workers index, read over the last minute); in between, an unchanged one
-# only has its expiry pushed back: one command a beat.
-FULL_BEAT_EVERY = 10
-# How often a worker looks for ghost consumers to prune: a tenth of the prune time, within
-# these bounds (one XINFO CONSUMERS per look: cheap, but no need to ask every second).
+# At least this often the whole heartbeat is written even if nothing in it changed (it
+# refreshes the workers index, which the console reads over the last two minutes:
+# monitor/sample.WORKER_WINDOW_MS); in between, an unchanged one only has its expiry pushed
+# back: one command a beat.
+FULL_BEAT_S = 60.0
+# How often ghost consumers are looked for: a tenth of the prune time, within these bounds
+# (one XINFO CONSUMERS per look). Only the worker whose turn it is to sweep the group looks
+# (engine/sweep.py), so a fleet looks about once per sweep, not once per worker.
 PRUNE_EVERY_MIN_S = 0.5
 PRUNE_EVERY_MAX_S = 60.0
+
+
+def prune_every_s(consumer_prune_s: float) -> float | None:
+    """How often ghost consumers are looked for; None when pruning is off."""
+    if consumer_prune_s <= 0:
+        return None
+    return min(max(consumer_prune_s / 10, PRUNE_EVERY_MIN_S), PRUNE_EVERY_MAX_S)
+
+
+def full_beat_every(heartbeat_s: float) -> int:
+    """Every how many beats the heartbeat is written whole (20 at the 3 s default)."""
+    return max(1, int(FULL_BEAT_S / max(heartbeat_s, 0.001)))
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +80,8 @@ class Housekeeper(UsesPorts):
         self.status = status
         self._written: dict[str, Any] = {}  # the heartbeat as last written whole
         self._beats = 0
+        self._full_every = full_beat_every(ports.config.heartbeat_s)
+        self._pruned_at: float | None = None  # monotonic: this worker's last look
 
     def start(self) -> list[asyncio.Task[None]]:
         tasks = [
@@ -76,10 +92,6 @@ class Housekeeper(UsesPorts):
                 name="hold-deferrals",
             ),
         ]
-        if self.config.consumer_prune_s > 0:
-            every_s = self.config.consumer_prune_s / 10
-            every_s = min(max(every_s, PRUNE_EVERY_MIN_S), PRUNE_EVERY_MAX_S)
-            tasks.append(asyncio.create_task(self._every(every_s, self.prune), name="prune"))
         if self.timeline.on:
             every = self._every(START_LINGER_S, self.write_started)
             tasks.append(asyncio.create_task(every, name="timeline"))
@@ -116,6 +128,22 @@ class Housekeeper(UsesPorts):
             await self.client.xclaim(
                 self.config.stream, self.config.group, self.config.consumer, 0, ids, justid=True
             )
+
+    async def prune_if_due(self) -> None:
+        """Look for ghost consumers if this worker has not looked for a while: called on
+        the worker's turns at the group's sweep. A failed look is logged, not raised: it
+        must not cost the sweep."""
+        every_s = prune_every_s(self.config.consumer_prune_s)
+        if every_s is None:
+            return
+        now = time.monotonic()
+        if self._pruned_at is not None and now - self._pruned_at < every_s:
+            return
+        self._pruned_at = now
+        try:
+            await self.prune()
+        except Exception as exc:
+            log.warning("prune failed: %s", exc)
 
     async def prune(self) -> None:
         """Remove the group's ghost consumers (``consumers.prune``), audited."""
@@ -174,7 +202,7 @@ class Housekeeper(UsesPorts):
         key = self.keys.worker(self.config.consumer)
         if (
             info == self._written
-            and self._beats % FULL_BEAT_EVERY
+            and self._beats % self._full_every
             and await self.client.pexpire(key, ttl_ms)
         ):
             return

@@ -37,9 +37,12 @@ def usable_cpus() -> int:
         return os.cpu_count() or 1
 
 
-def child_argv(index: int, options: dict[str, Any], *, burst: bool, relay: bool) -> list[str]:
+def child_argv(
+    index: int, options: dict[str, Any], *, burst: bool, relay: bool, recorder: bool = True
+) -> list[str]:
     """One child's command line: the parent's options, its own consumer name if one was
-    given, and the outbox relay in the first child only (one relay is enough)."""
+    given, and the outbox relay and the history recorder's candidate in the first child
+    only (one relay is enough, and each idle candidate costs Redis a command per 10 s)."""
     argv = [sys.executable, "-m", "django", "runworker"]
     for name, value in sorted(options.items()):
         if value is None:
@@ -51,6 +54,8 @@ def child_argv(index: int, options: dict[str, Any], *, burst: bool, relay: bool)
         argv.append("--burst")
     if relay and index == 1:
         argv.append("--relay")
+    if not recorder or index != 1:
+        argv.append("--no-history-recorder")
     return argv
 
 
@@ -60,6 +65,7 @@ def run_processes(
     *,
     burst: bool,
     relay: bool,
+    recorder: bool = True,
     drain_timeout_s: float,
     settings_module: str,
 ) -> int:
@@ -73,7 +79,7 @@ def run_processes(
 
     env = {**os.environ, "DJANGO_SETTINGS_MODULE": settings_module}
     children = [
-        Child(f"worker-{i}", child_argv(i, options, burst=burst, relay=relay))
+        Child(f"worker-{i}", child_argv(i, options, burst=burst, relay=relay, recorder=recorder))
         for i in range(1, count + 1)
     ]
     supervisor = Supervisor(

@@ -25,6 +25,13 @@ made claimable early, so the pending entries' ages do not bound it: the next swe
 no later than the earliest wait still ahead in ``keys.waits``, and the worker that holds an
 entry back sweeps when its wait is over whoever holds the token (``soon``), as every worker
 sweeping every second used to.
+
+The group's other fleet-wide chore rides on the sweep's turns: the taker looks for ghost
+consumers to prune (engine/housekeeping.py), so a fleet looks once per turn, not once per
+worker; a prune time shorter than the claim idle time shortens the turns to match.
+
+A worker whose turn it is not asks one PTTL per turn; the taker then SET NX, sweeps and
+PEXPIREs.
 """
 
 from __future__ import annotations
@@ -40,6 +47,7 @@ from typing import Protocol
 from redis.asyncio import Redis
 
 from workers.core.config import EngineConfig
+from workers.engine.housekeeping import Housekeeper, prune_every_s
 from workers.engine.pause import PauseWatch
 from workers.engine.reclaim import Reclaimer
 from workers.engine.settle import Settler
@@ -56,6 +64,13 @@ HELD_MARGIN_MS = 1_100
 RETRY_S = 0.1
 
 
+def chores_every_ms(config: EngineConfig) -> int | None:
+    """How often the fleet's chores must run (ghost consumers are looked for a tenth of
+    the prune time apart); None when there are none."""
+    every_s = prune_every_s(config.consumer_prune_s)
+    return None if every_s is None else int(every_s * 1000)
+
+
 class SweepingWorker(Protocol):
     """What the sweep needs of the worker (engine/worker.py; it is not imported here)."""
 
@@ -67,6 +82,7 @@ class SweepingWorker(Protocol):
     pause: PauseWatch
     stopping: asyncio.Event
     store_down: bool
+    housekeeper: Housekeeper
 
     def free_slots(self) -> int: ...
     async def admit(self, batch: list[Delivery]) -> None: ...
@@ -87,6 +103,7 @@ class SweepToken:
         claim_idle_ms: int,
         interval_ms: int,
         waits_key: str = "",
+        chores_every_ms: int | None = None,
     ) -> None:
         self.client = client
         self.key = key
@@ -98,6 +115,9 @@ class SweepToken:
         self.consumer = consumer
         self.claim_idle_ms = claim_idle_ms
         self.interval_ms = max(1, min(interval_ms, claim_idle_ms))
+        # The longest between turns: the fleet's chores (pruning ghost consumers) ride on
+        # them, so a prune time shorter than the claim idle time is kept too.
+        self.at_most_ms = min(claim_idle_ms, chores_every_ms or claim_idle_ms)
 
     def soon(self, wait_ms: float) -> None:
         """This worker held entries back for ``wait_ms``: sweep once they are claimable."""
@@ -116,19 +136,25 @@ class SweepToken:
         """Take the token and ``sweep()`` (True if it may have left claimable entries
         behind), or learn whose turn it is. Seconds until the next try. ``force``: sweep
         even if another holds the token."""
-        async with self.client.pipeline(transaction=False) as pipe:
-            # Held for the interval while sweeping, then set to the next sweep's time.
-            pipe.set(self.key, self.consumer, nx=not force, px=self.interval_ms)
-            pipe.pttl(self.key)
-            taken, left_ms = await pipe.execute()
-        if not taken:
-            if left_ms <= 0:
-                return RETRY_S
-            return float(left_ms) / 1000 + random.uniform(0, self.interval_ms / 10_000)
+        if not force:
+            # Someone's turn (the usual answer, once per worker per sweep at rest): one
+            # command. Two who both find it free race on the SET NX below; one wins.
+            left_ms = await self.client.pttl(self.key)
+            if left_ms > 0:
+                return self._after(left_ms)
+        # Held for the interval while sweeping, then set to the next sweep's time.
+        if not await self.client.set(self.key, self.consumer, nx=not force, px=self.interval_ms):
+            return self._after(await self.client.pttl(self.key))
         more = await sweep()
         next_ms = self.interval_ms if more else await self._next_sweep_ms()
         await self.client.pexpire(self.key, next_ms)
         return next_ms / 1000
+
+    def _after(self, left_ms: int) -> float:
+        """Seconds to sleep while another holds the token for ``left_ms``."""
+        if left_ms <= 0:  # no expiry (set by hand), or gone since: try again soon
+            return RETRY_S
+        return float(left_ms) / 1000 + random.uniform(0, self.interval_ms / 10_000)
 
     async def _next_sweep_ms(self) -> int:
         wall_ms = int(time.time() * 1000)  # the clock waits.py scores with
@@ -144,13 +170,13 @@ class SweepToken:
             replies.insert(1, await self.client.time())
         summary, (seconds, micros), *waits = replies
         if not summary or not summary.get("pending"):
-            return self.claim_idle_ms
+            return max(self.interval_ms, self.at_most_ms)
         now_ms = int(seconds) * 1000 + int(micros) // 1000
         oldest_ms = int(str(summary["min"]).split("-", 1)[0])
         due_ms = oldest_ms + self.claim_idle_ms - now_ms
         if waits and waits[0]:
             due_ms = min(due_ms, int(waits[0][0][1]) - wall_ms + HELD_MARGIN_MS)
-        return max(self.interval_ms, min(due_ms, self.claim_idle_ms))
+        return max(self.interval_ms, min(due_ms, self.at_most_ms))
 
 
 async def take_turns(worker: SweepingWorker) -> None:
@@ -194,4 +220,6 @@ async def sweep(worker: SweepingWorker) -> bool:
     await worker.settler.count(counts)
     if found.deliveries:
         await worker.admit(found.deliveries)
+    # The group's other fleet-wide chore rides on the sweep's turn: one look per turn.
+    await worker.housekeeper.prune_if_due()
     return len(found.deliveries) >= want or worker.reclaimer.cursor != "0-0"

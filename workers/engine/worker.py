@@ -33,7 +33,7 @@ from workers.engine.reading import read_new, recover_own_pending
 from workers.engine.reclaim import Reclaimer
 from workers.engine.settle import Settler
 from workers.engine.slots import Slots
-from workers.engine.sweep import SweepToken, take_turns
+from workers.engine.sweep import SweepToken, chores_every_ms, take_turns
 from workers.engine.timeline import Timeline
 from workers.gate import Gate
 from workers.redis import bus
@@ -81,6 +81,7 @@ class Worker:
             c.claim_idle_ms,
             c.reclaim_interval_ms,
             c.keys.waits(c.stream, c.group),
+            chores_every_ms(c),
         )
         # Set to end the blocking read at once: on a stop, and when the group is paused.
         self.halt = asyncio.Event()

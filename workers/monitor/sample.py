@@ -22,8 +22,9 @@ from workers.redis.pipelines import queue_script, queues_time, server_ms
 from workers.runtime.ratelimit import Budget, Level, levels, queue_levels
 
 # A worker whose heartbeat is older than this is left out of the index query; its hash
-# expires on its own (3 heartbeats), this only bounds the index read.
-WORKER_WINDOW_MS = 60_000
+# expires on its own (two beats), this only bounds the index read; it is refreshed at
+# least every minute (engine/housekeeping.FULL_BEAT_S).
+WORKER_WINDOW_MS = 120_000
 MAX_WORKERS = 500
 MAX_STREAMS = 200
 

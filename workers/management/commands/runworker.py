@@ -93,6 +93,15 @@ class Command(BaseCommand):
             help="also publish the transactional outbox's rows (manage.py relay), in a thread",
         )
         parser.add_argument(
+            "--no-history-recorder",
+            action="store_true",
+            help=(
+                "run no candidate for the console's history recorder in this process (one "
+                "records for the whole deployment; with --processes only the first child runs "
+                "one); STREAMDESK_HISTORY_RECORDER=0 does the same"
+            ),
+        )
+        parser.add_argument(
             "--processes",
             type=processes_arg,
             default=1,
@@ -134,7 +143,7 @@ class Command(BaseCommand):
         recorder: RecorderThread | None = None
         try:
             config = engine_config(**overrides)
-            if settings.STREAMDESK_HISTORY_RECORDER:
+            if settings.STREAMDESK_HISTORY_RECORDER and not options["no_history_recorder"]:
                 # A candidate history recorder (one records for the whole deployment): the
                 # console's charts fill whether or not a browser is open.
                 recorder = start_recorder(redis_client, config.keys, "runworker")
@@ -167,6 +176,7 @@ class Command(BaseCommand):
             {k: v for k, v in overrides.items() if v is not None and k != "burst"},
             burst=bool(options["burst"]),
             relay=bool(options["relay"]),
+            recorder=not options["no_history_recorder"],
             drain_timeout_s=config.drain_timeout_s,
             settings_module=settings.SETTINGS_MODULE,
         )
