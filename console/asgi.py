@@ -23,8 +23,7 @@ from console.edge.body_limit import BodyLimits, LimitRequestBodies  # noqa: E402
 from console.edge.ws_origin import SameOriginValidator  # noqa: E402
 from console.live import background  # noqa: E402
 from console.routing import websocket_urlpatterns  # noqa: E402
-from console.runtime import keys  # noqa: E402
-from workers.from_settings import redis_client  # noqa: E402
+from console.runtime import keys, redis_client  # noqa: E402
 from workers.monitor.recorder import start_recorder  # noqa: E402
 
 # In development daphne serves /static/ itself; in production run collectstatic and let the

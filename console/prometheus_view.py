@@ -14,8 +14,9 @@ from django.http import HttpRequest, HttpResponse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_safe
 
+from console.runtime import redis_client
 from workers.core.errors import ConfigurationError
-from workers.from_settings import configured_streams, engine_config, rate_budgets, redis_client
+from workers.from_settings import configured_streams, engine_config, rate_budgets
 from workers.monitor.prometheus import CONTENT_TYPE, exposition
 from workers.monitor.sample import Sample, collect
 from workers.monitor.scrape_access import ScrapeAccess

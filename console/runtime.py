@@ -4,12 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
+import redis
 from channels_redis.pubsub import RedisPubSubChannelLayer
 from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialBackoff
 
+from workers import from_settings
 from workers.core.keys import Keys
 from workers.from_settings import engine_config, redis_url
+from workers.redis.client_names import CONSOLE
 
 # Tries of a channel-layer command after the first: after a Redis restart the layer's kept
 # connection is dead, and redis-py's default (no retry) let the first websocket's subscribe
@@ -24,6 +27,12 @@ def keys() -> Keys:
     return engine_config().keys
 
 
+def redis_client() -> redis.Redis:
+    """The engine's shared sync client, its connections named as the console's, so the
+    server's CLIENT LIST tells them from the workers'."""
+    return from_settings.redis_client(CONSOLE)
+
+
 class ChannelLayer(RedisPubSubChannelLayer):  # type: ignore[misc]
     """channels-redis on the same server as the engine (``REDIS_URL`` or the embedded one).
 
@@ -33,8 +42,11 @@ class ChannelLayer(RedisPubSubChannelLayer):  # type: ignore[misc]
 
     def __init__(self, **kwargs: Any) -> None:
         backoff = ExponentialBackoff(cap=LAYER_BACKOFF_CAP_S, base=LAYER_BACKOFF_BASE_S)
-        kwargs.setdefault(
-            "hosts", [{"address": redis_url(), "retry": Retry(backoff, LAYER_RETRIES)}]
-        )
+        host = {
+            "address": redis_url(),
+            "retry": Retry(backoff, LAYER_RETRIES),
+            "client_name": CONSOLE,
+        }
+        kwargs.setdefault("hosts", [host])
         kwargs.setdefault("prefix", keys().channels)
         super().__init__(**kwargs)

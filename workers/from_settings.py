@@ -11,6 +11,7 @@ from django.conf import settings
 
 from workers.core.config import EngineConfig
 from workers.core.partitions import Partitions
+from workers.redis.client_names import WORKER, client_name
 from workers.redis.connection import connect, is_cluster, resolve_url
 from workers.redis.embedded import EmbeddedValkey
 from workers.runtime.llm.config import LLMConfig
@@ -66,14 +67,21 @@ def llm_config() -> LLMConfig:
 
 
 @functools.cache
-def _client(url: str) -> redis.Redis:
-    return connect(url, encoding_errors="replace")
+def _client(url: str, name: str | None) -> redis.Redis:
+    return connect(url, encoding_errors="replace", client_name=name)
 
 
-def redis_client() -> redis.Redis:
-    """A shared, version-checked sync client for this process: a cluster client when
-    ``REDIS_URL`` names a cluster node."""
-    return _client(redis_url())
+def redis_client(name: str | None = None) -> redis.Redis:
+    """A shared, version-checked sync client for this process, one per connection ``name``
+    (``CLIENT SETNAME``, see ``workers.redis.client_names``; None sets none): a cluster
+    client when ``REDIS_URL`` names a cluster node."""
+    return _client(redis_url(), name)
+
+
+def worker_redis_client() -> redis.Redis:
+    """``redis_client`` for the threads of a ``runworker`` process (its history recorder,
+    its relay): named as a worker's, so the console counts their commands as the fleet's."""
+    return redis_client(client_name(WORKER))
 
 
 def configured_streams() -> tuple[str, ...]:

@@ -23,7 +23,7 @@ from console.live import health
 from console.params import NameConverter  # noqa: F401 (registers the <name:> converter)
 from console.reads.previews import PreviewBusy, preview_slot
 from console.roles import can_operate, can_view
-from console.runtime import keys
+from console.runtime import keys, redis_client
 from workers.core.errors import (
     ActionFailed,
     ActionRefused,
@@ -31,7 +31,7 @@ from workers.core.errors import (
     RedisUnavailable,
     StreamdeskError,
 )
-from workers.from_settings import engine_config, rate_budgets, redis_client, stream_partitions
+from workers.from_settings import engine_config, rate_budgets, stream_partitions
 from workers.models import ApiToken, BulkJob, Door
 from workers.monitor.sample import GroupInfo, StreamInfo, collect
 from workers.operations import jobs

@@ -123,8 +123,7 @@ class Throttle:
 
 
 def throttle() -> Throttle:
-    from console.runtime import keys
-    from workers.from_settings import redis_client
+    from console.runtime import keys, redis_client
 
     return Throttle(redis_client(), keys(), config())
 

@@ -22,6 +22,7 @@ from django.http import HttpRequest, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_POST
 
+from console.runtime import redis_client
 from workers.core import keys, tracing
 from workers.core.errors import (
     EventError,
@@ -33,7 +34,7 @@ from workers.core.errors import (
 from workers.core.events import Envelope, event_hash
 from workers.core.redact import redact_text
 from workers.core.registry import default_registry
-from workers.from_settings import partitions, redis_client
+from workers.from_settings import partitions
 from workers.producers.webhooks.config import WebhookSource, parse_sources
 from workers.producers.webhooks.intake import envelope_for, register_types
 from workers.producers.webhooks.mappings import Challenge

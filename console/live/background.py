@@ -36,9 +36,8 @@ def ensure_job_runner() -> None:
 def _run_jobs(owner: str) -> None:
     """Connects in the thread, retrying: Redis down at start-up must neither fail the
     request that starts the runner (a 500) nor leave the console without one."""
-    from console.runtime import keys
+    from console.runtime import keys, redis_client
     from workers.core.errors import RedisUnavailable
-    from workers.from_settings import redis_client
     from workers.operations.jobs import JobRunner
 
     delay_s = 0.1

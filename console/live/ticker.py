@@ -12,8 +12,8 @@ import contextlib
 
 from console.live.background import ensure_job_runner
 from console.live.sampler import Sampler
-from console.runtime import keys
-from workers.from_settings import engine_config, rate_budgets, redis_client
+from console.runtime import keys, redis_client
+from workers.from_settings import engine_config, rate_budgets
 
 _task: asyncio.Task[None] | None = None
 

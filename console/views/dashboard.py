@@ -7,9 +7,9 @@ from django.shortcuts import render
 
 from console.live import charts, overview, realtime
 from console.live.sampler import TICK_READ, overview_context
-from console.runtime import keys
+from console.runtime import keys, redis_client
 from console.views.access import viewer_required
-from workers.from_settings import engine_config, rate_budgets, redis_client
+from workers.from_settings import engine_config, rate_budgets
 from workers.monitor.history import SECOND, HistoryReader, HistoryStore
 from workers.monitor.sample import StreamInfo, collect
 

@@ -15,9 +15,9 @@ from console.params import ENTRY_ID_HELP
 from console.reads import browse, events
 from console.reads.events import EventView
 from console.roles import can_operate
+from console.runtime import redis_client
 from console.views.access import viewer_required
 from console.views.streams import unreadable
-from workers.from_settings import redis_client
 
 EVENT_HASH = re.compile(r"[0-9a-f]{64}")
 # A tracing UI's page for one trace, e.g. https://jaeger.example/trace/{trace_id}.

@@ -15,10 +15,9 @@ from console.actions import action_forms, services
 from console.live import realtime
 from console.live.sampler import recent_jobs
 from console.reads.previews import PreviewBusy, preview_slot
-from console.runtime import keys
+from console.runtime import keys, redis_client
 from console.views.access import HtmxHttpRequest, operator_required, viewer_required
 from console.views.actions import _answer, _run
-from workers.from_settings import redis_client
 from workers.models import AuditRecord, Door
 from workers.operations import jobs
 from workers.operations.spreadsheet import safe_row

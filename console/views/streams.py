@@ -14,11 +14,11 @@ from console.live.partitioned import partitioned
 from console.reads import browse
 from console.reads.entry_states import Group
 from console.reads.forms import BrowseForm, PendingForm
-from console.runtime import keys
+from console.runtime import keys, redis_client
 from console.views.access import HtmxHttpRequest, viewer_required
 from console.views.dashboard import current_overview, page_series
 from workers.core.keys import dead_stream
-from workers.from_settings import engine_config, redis_client, stream_partitions
+from workers.from_settings import engine_config, stream_partitions
 
 
 def _stream_row(stream: str, view: Overview | None = None) -> tuple[StreamRow, int]:

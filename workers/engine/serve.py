@@ -21,6 +21,7 @@ from workers.core.logs import flush_repeats
 from workers.core.registry import Registry
 from workers.engine.slots import Slots
 from workers.engine.worker import Worker
+from workers.redis.client_names import worker_client_name
 from workers.redis.connection import aconnect, check_version, is_cluster
 from workers.runtime.llm.config import LLMConfig
 from workers.runtime.ratelimit import Budget
@@ -44,12 +45,15 @@ async def serve(
 ) -> None:
     # Read timeouts must outlast XREADGROUP BLOCK. Bytes that are not UTF-8 stay lone
     # surrogates, never U+FFFD: the entry is a decode-error (its dead letter shows them as
-    # escapes, \udcff for 0xFF), not an event that hashes as another one.
+    # escapes, \udcff for 0xFF), not an event that hashes as another one. Every connection
+    # of this client's pool (the gate's, the pause watcher's) carries the worker's name, so
+    # the console can tell the fleet's commands apart in CLIENT LIST.
     client = await aconnect(
         url,
         encoding_errors="surrogateescape",
         socket_timeout=config.block_ms / 1000 + 10,
         health_check_interval=30,
+        client_name=worker_client_name(config.consumer),
     )
     label = check_version(await server_info(client))
     # Everything loaded so far (Django, the agents) lives as long as the process: keep it

@@ -1,0 +1,27 @@
+"""A real ``runworker``'s Redis connections carry its name (``streamdesk-worker:<consumer>``),
+its pause watcher's subscription included, so the server's CLIENT LIST tells them apart."""
+
+from __future__ import annotations
+
+import pytest
+import redis
+
+from tests.support.actions import KEYS
+from tests.support.processes import Workers
+from tests.support.wait import wait_for
+from workers.redis.client_names import worker_client_name
+
+pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
+
+
+def named(r: redis.Redis, name: str) -> list[dict[str, str]]:
+    return [c for c in r.client_list() if c["name"] == name]
+
+
+def test_a_runworkers_connections_carry_its_name(r: redis.Redis, workers: Workers) -> None:
+    workers.start("named-worker")
+    wait_for(lambda: r.exists(KEYS.worker("named-worker")), 20, "the worker's heartbeat")
+    name = worker_client_name("named-worker")
+    # The engine's connection(s), and the pause watcher's subscription (flag P).
+    wait_for(lambda: any("P" in c["flags"] for c in named(r, name)), 20, "the pause watcher")
+    assert len(named(r, name)) >= 2, r.client_list()
