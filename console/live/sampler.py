@@ -23,6 +23,7 @@ from django.template.loader import render_to_string
 from django.utils.safestring import SafeString, mark_safe
 
 from console.live import charts, overview, realtime
+from console.live.fleet_cost import FleetCost, fleet_cost
 from console.live.partitioned import partitioned
 from workers.core.keys import Keys
 from workers.models import BulkJob, OutboxEvent
@@ -138,12 +139,22 @@ def _stream_fragments(row: overview.StreamRow) -> dict[str, str]:
     return fragments
 
 
-def render_fragments(view: overview.Overview) -> dict[str, str]:
+def workers_context(view: overview.Overview, fleet: FleetCost) -> dict[str, Any]:
+    return {
+        "workers": view.workers,
+        "at_ms": view.at_ms,
+        "fleet": fleet,
+        # "At rest" only while no worker has an event in flight.
+        "at_rest": not any(w.inflight for w in view.workers),
+    }
+
+
+def render_fragments(view: overview.Overview, fleet: FleetCost) -> dict[str, str]:
     """Every live part of every page, rendered once for all browsers."""
     fragments: dict[str, str] = {
         realtime.overview_key(): render_to_string("console/_overview.html", overview_context(view)),
         realtime.workers_key(): render_to_string(
-            "console/_workers.html", {"workers": view.workers, "at_ms": view.at_ms}
+            "console/_workers.html", workers_context(view, fleet)
         ),
     }
     jobs = recent_jobs()
@@ -188,7 +199,8 @@ class Sampler:
         newest = self.history.newest(TICK_READ)
         view = overview.build(sample, newest[SECOND.name], self.claim_idle_ms)
         series = charts.series(charts.charts_of(sample.streams), newest, tail=True)
-        return Tick(sample.at_ms, render_fragments(view), series)
+        fleet = fleet_cost(self.client)  # a CLIENT LIST every 10 s at most
+        return Tick(sample.at_ms, render_fragments(view, fleet), series)
 
     async def run(self) -> None:
         layer = get_channel_layer()

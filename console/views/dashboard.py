@@ -6,7 +6,8 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from console.live import charts, overview, realtime
-from console.live.sampler import TICK_READ, overview_context
+from console.live.fleet_cost import fleet_cost
+from console.live.sampler import TICK_READ, overview_context, workers_context
 from console.runtime import keys, redis_client
 from console.views.access import viewer_required
 from workers.from_settings import engine_config, rate_budgets
@@ -69,8 +70,7 @@ def workers_page(request: HttpRequest) -> HttpResponse:
         request,
         "console/workers.html",
         {
-            "workers": view.workers,
-            "at_ms": view.at_ms,
+            **workers_context(view, fleet_cost(redis_client())),
             "live": [realtime.workers_key()],
             "page": "workers",
         },
