@@ -153,6 +153,8 @@ class FleetCostMeter:
         self.read_every_s = read_every_s
         self.clock = clock
         self._last: Reading | None = None
+        # When a reading was last tried: a refused one waits its turn too.
+        self._tried_s: float | None = None
         self._cost = FleetCost(None, None, None, True)
         # The sampler's thread and page renders share a meter.
         self._lock = threading.Lock()
@@ -160,9 +162,9 @@ class FleetCostMeter:
     def current(self, client: redis.Redis) -> FleetCost:
         with self._lock:
             now = self.clock()
-            last = self._last
-            if last is not None and now - last.at_s < self.read_every_s:
+            if self._tried_s is not None and now - self._tried_s < self.read_every_s:
                 return self._cost
+            self._tried_s, last = now, self._last
             try:
                 new = read(client, now)
             except redis.ResponseError as exc:  # CLIENT or INFO refused (an ACL)
