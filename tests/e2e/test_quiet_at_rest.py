@@ -19,6 +19,7 @@ from tests.support.processes import Workers
 from tests.support.wait import wait_for
 from workers.models import AgentRun, RunStatus
 from workers.operations import actions
+from workers.store.dbwriter import IDLE_CLOSE_S
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
@@ -121,3 +122,8 @@ def test_a_worker_at_rest_holds_no_database_connection(r: redis.Redis, quiet: Wo
     quiet.start("resting")
     at_rest(r, "resting")
     assert others() == 0
+    # After work, its database threads close their connections once unused for a while.
+    sleeps(r, "work", 3, 0)
+    wait_for(lambda: succeeded() == 3, 10, "the three events")
+    assert others() > 0
+    wait_for(lambda: others() == 0, IDLE_CLOSE_S + 10, "the worker's connections to close")

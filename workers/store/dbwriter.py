@@ -7,6 +7,10 @@ nothing waits. Reads sit on the agents' critical path (the duplicate check befor
 start): they get a thread and connection of their own and never queue behind a commit.
 Posted writes (the timeline) are awaited by nobody: those of one function queued meanwhile
 become one call, in the next transaction.
+
+A thread unused for ``IDLE_CLOSE_S`` closes its connection, so a worker at rest holds none
+(the next use opens it again: a few milliseconds once per quiet spell). The close is a
+timer set when the thread is used, not a periodic check: at rest nothing wakes.
 """
 
 from __future__ import annotations
@@ -23,6 +27,9 @@ Write = tuple[Callable[[Any], Any], Any]
 
 log = logging.getLogger("streamdesk.worker")
 
+# A database thread unused this long closes its connection.
+IDLE_CLOSE_S = 10.0
+
 
 class Transactional(Protocol):
     def atomic(self) -> AbstractContextManager[Any]: ...
@@ -37,6 +44,7 @@ class DbWriter:
         self._pending: list[tuple[Write, asyncio.Future[Any]]] = []
         self._posted: dict[Callable[[list[Any]], Any], list[Any]] = {}
         self._drainer: asyncio.Task[None] | None = None
+        self._idle = {self._writer: _Idle(), self._reader: _Idle()}
 
     async def call(self, fn: Callable[[Any], T], arg: Any) -> T:
         """A write: shares a transaction with the other writes queued meanwhile."""
@@ -57,7 +65,41 @@ class DbWriter:
 
     async def read(self, fn: Callable[[Any], T], arg: Any) -> T:
         """A read, outside any transaction (it never holds SQLite's write lock)."""
-        return await asyncio.get_running_loop().run_in_executor(self._reader, fn, arg)
+        try:
+            return await asyncio.get_running_loop().run_in_executor(self._reader, fn, arg)
+        finally:
+            self._used(self._reader)
+
+    def _used(self, executor: ThreadPoolExecutor) -> None:
+        """Note a use of ``executor``'s connection; it closes once unused for a while."""
+        idle = self._idle[executor]
+        loop = asyncio.get_running_loop()
+        idle.last_used = loop.time()
+        if idle.timer is None:
+            idle.timer = loop.call_later(IDLE_CLOSE_S, self._close_if_idle, executor)
+
+    def _close_if_idle(self, executor: ThreadPoolExecutor) -> None:
+        idle = self._idle[executor]
+        loop = asyncio.get_running_loop()
+        unused_s = loop.time() - idle.last_used
+        writing = (
+            executor is self._writer and self._drainer is not None and not self._drainer.done()
+        )
+        if writing or unused_s < IDLE_CLOSE_S:  # used since: look again when it may be idle
+            idle.timer = loop.call_later(
+                max(IDLE_CLOSE_S - unused_s, 0.1), self._close_if_idle, executor
+            )
+            return
+        idle.timer = None
+        # On its own thread (a connection belongs to the thread that opened it); a read or
+        # write queued meanwhile runs after it and opens a new one.
+        loop.run_in_executor(executor, self._close_quietly)
+
+    def _close_quietly(self) -> None:
+        try:
+            self.store.close()
+        except Exception as exc:  # a broken connection is closed all the same
+            log.warning("closing an idle database connection failed: %s", exc)
 
     async def _drain(self) -> None:
         loop = asyncio.get_running_loop()
@@ -76,6 +118,7 @@ class DbWriter:
             for (fn, items), (ok, value) in zip(posted, outcomes[len(batch) :], strict=True):
                 if not ok:
                     log.warning("%s of %d items failed: %s", fn.__name__, len(items), value)
+        self._used(self._writer)
 
     def _apply(self, writes: list[Write]) -> list[tuple[bool, Any]]:
         if len(writes) > 1:
@@ -99,6 +142,18 @@ class DbWriter:
         if self._drainer is not None:
             await asyncio.wait([self._drainer])
         loop = asyncio.get_running_loop()
-        for executor in (self._writer, self._reader):
+        for executor, idle in self._idle.items():
+            if idle.timer is not None:
+                idle.timer.cancel()
             await loop.run_in_executor(executor, self.store.close)
             executor.shutdown(wait=True)
+
+
+class _Idle:
+    """When a database thread was last used, and its pending idle close."""
+
+    __slots__ = ("last_used", "timer")
+
+    def __init__(self) -> None:
+        self.last_used = 0.0
+        self.timer: asyncio.TimerHandle | None = None
