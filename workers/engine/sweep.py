@@ -37,6 +37,7 @@ PEXPIREs.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import random
 import time
@@ -202,11 +203,8 @@ async def _sleep(worker: SweepingWorker, token: SweepToken, until: float) -> Non
         if left <= 0:
             return
         token.nudged.clear()
-        nudged = asyncio.ensure_future(token.nudged.wait())
-        try:
-            await asyncio.wait((nudged,), timeout=min(left, 3600))
-        finally:
-            nudged.cancel()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(token.nudged.wait(), timeout=min(left, 3600))
 
 
 async def sweep(worker: SweepingWorker) -> bool:

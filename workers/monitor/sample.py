@@ -194,7 +194,7 @@ def _index(
 
 def _streams_and_workers(
     client: redis.Redis, keys: Keys, names: list[str], workers: dict[str, int]
-) -> tuple[list[tuple[Any, Any, Any, Any]], list[dict[str, str]]]:
+) -> tuple[list[tuple[Any, Any, Any, Any]], list[_Heartbeat]]:
     with client.pipeline(transaction=False) as pipe:
         for name in names:
             pipe.xinfo_stream(name)
@@ -209,22 +209,37 @@ def _streams_and_workers(
     per_stream = [
         (replies[i], replies[i + 1], replies[i + 2], replies[i + 3]) for i in range(0, split, 4)
     ]
-    heartbeats = []
-    for beat, left_ms in zip(replies[split::2], replies[split + 1 :: 2], strict=True):
-        beat = dict(beat) if isinstance(beat, dict) else {}
-        if beat and isinstance(left_ms, int) and left_ms > 0:
-            # An unchanged heartbeat only has its expiry pushed back (engine/housekeeping.py):
-            # its last beat is its expiry less its lifetime, not the index's score.
-            beat["_beat_age_ms"] = str(max(0, _int(beat.get("ttl_ms"), 0) or 0) - left_ms)
-        heartbeats.append(beat)
+    heartbeats = [
+        _Heartbeat(dict(beat) if isinstance(beat, dict) else {}, left_ms)
+        for beat, left_ms in zip(replies[split::2], replies[split + 1 :: 2], strict=True)
+    ]
     return per_stream, heartbeats
 
 
+@dataclass(frozen=True, slots=True)
+class _Heartbeat:
+    """A worker's heartbeat hash ({} once expired) and its remaining lifetime (PTTL)."""
+
+    fields: dict[str, str]
+    left_ms: Any
+
+    def age_ms(self) -> int | None:
+        """How long ago it beat: an unchanged heartbeat only has its expiry pushed back
+        (engine/housekeeping.py), so its last beat is its expiry less its lifetime
+        (``ttl_ms``). None when it does not say its lifetime (an older worker)."""
+        ttl_ms = _int(self.fields.get("ttl_ms"), None)
+        if not ttl_ms or not isinstance(self.left_ms, int) or self.left_ms <= 0:
+            return None
+        age_ms = ttl_ms - self.left_ms
+        return age_ms if age_ms >= 0 else None
+
+
 def _workers(
-    heartbeats: list[dict[str, str]], seen_ms: dict[str, int], now_ms: int
+    heartbeats: list[_Heartbeat], seen_ms: dict[str, int], now_ms: int
 ) -> list[WorkerInfo]:
     out = []
-    for (name, last_seen_ms), beat in zip(seen_ms.items(), heartbeats, strict=True):
+    for (name, last_seen_ms), heartbeat in zip(seen_ms.items(), heartbeats, strict=True):
+        beat = heartbeat.fields
         if not beat:  # expired: the process is gone
             continue
         out.append(
@@ -240,17 +255,16 @@ def _workers(
                 current=beat.get("current", ""),
                 state=beat.get("state", ""),
                 started_ms=_int(beat.get("started_ms"), 0) or 0,
-                last_seen_ms=_last_beat(beat, last_seen_ms, now_ms),
+                last_seen_ms=_last_beat(heartbeat.age_ms(), last_seen_ms, now_ms),
             )
         )
     return out
 
 
-def _last_beat(beat: dict[str, str], indexed_ms: int, now_ms: int) -> int:
-    """When the worker last beat: from its heartbeat's expiry where the heartbeat says its
-    lifetime (``ttl_ms``), else the workers index's score."""
-    age_ms = _int(beat.get("_beat_age_ms"), None)
-    if age_ms is None or not beat.get("ttl_ms") or age_ms < 0:
+def _last_beat(age_ms: int | None, indexed_ms: int, now_ms: int) -> int:
+    """When the worker last beat: from its heartbeat's expiry where it says its lifetime,
+    else the workers index's score (written with each whole heartbeat)."""
+    if age_ms is None:
         return indexed_ms
     return max(indexed_ms, now_ms - age_ms)
 
