@@ -9,7 +9,7 @@ import redis
 from tests.support.actions import KEYS
 from tests.support.processes import Workers
 from tests.support.wait import wait_for
-from workers.redis.client_names import worker_client_name
+from workers.redis.client_names import WORKER, worker_client_name
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
@@ -25,3 +25,10 @@ def test_a_runworkers_connections_carry_its_name(r: redis.Redis, workers: Worker
     # The engine's connection(s), and the pause watcher's subscription (flag P).
     wait_for(lambda: any("P" in c["flags"] for c in named(r, name)), 20, "the pause watcher")
     assert len(named(r, name)) >= 2, r.client_list()
+
+
+def test_its_history_recorder_is_named_as_a_worker(r: redis.Redis, workers: Workers) -> None:
+    """The recorder is most of an idle worker's traffic: the console must count it."""
+    workers.start("recording-worker")
+    wait_for(lambda: r.get(KEYS.history_recorder) is not None, 20, "a recorder to hold the lease")
+    assert named(r, WORKER), r.client_list()  # the recorder thread's client

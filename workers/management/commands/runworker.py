@@ -20,8 +20,8 @@ from workers.from_settings import (
     engine_config,
     llm_config,
     rate_budgets,
-    redis_client,
     redis_url,
+    worker_redis_client,
 )
 from workers.management.commands.relay import relay_config
 from workers.monitor.recorder import RecorderThread, start_recorder
@@ -146,7 +146,7 @@ class Command(BaseCommand):
             if settings.STREAMDESK_HISTORY_RECORDER and not options["no_history_recorder"]:
                 # A candidate history recorder (one records for the whole deployment): the
                 # console's charts fill whether or not a browser is open.
-                recorder = start_recorder(redis_client, config.keys, "runworker")
+                recorder = start_recorder(worker_redis_client, config.keys, "runworker")
             run(
                 serve(
                     config,
@@ -184,7 +184,7 @@ class Command(BaseCommand):
             raise CommandError("a worker process kept failing (see above)", returncode=code)
 
     def start_relay(self, stop: threading.Event) -> threading.Thread:
-        relay = Relay(redis_client(), relay_config())
+        relay = Relay(worker_redis_client(), relay_config())
         thread = threading.Thread(target=relay.run_forever, args=(stop,), name="relay")
         thread.start()
         return thread
