@@ -2,9 +2,9 @@
 
 Public API (import from here)::
 
-    from workers import AgentContext, agent, publish, rate_limited
+    from workers import AgentContext, NonRetriable, Retry, agent, publish, rate_limited
 
-    @agent("ticket.created", schema=TicketCreated)
+    @agent("ticket.created", schema=TicketCreated, timeout_s=120, retry=Retry(base_s=2))
     async def triage(event, ctx: AgentContext): ...
 
     publish("ticket.created", {"ticket_id": 7}, subject="ticket/7")
@@ -17,7 +17,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from workers.core.errors import AgentTimeout, NonRetriable, RetryAfter
 from workers.core.registry import agent, default_registry
+from workers.core.retry import Retry
 
 if TYPE_CHECKING:
     from workers.producers.publish import publish as publish
@@ -27,6 +29,10 @@ if TYPE_CHECKING:
 
 __all__ = [
     "AgentContext",
+    "AgentTimeout",
+    "NonRetriable",
+    "Retry",
+    "RetryAfter",
     "SyncAgentContext",
     "agent",
     "default_registry",

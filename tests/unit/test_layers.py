@@ -21,8 +21,9 @@ ALLOWED: dict[str, set[str]] = {
     "redis": {"core"},
     "store": {"core", "models"},
     "runtime": {"core", "models"},
+    "policy": {"core"},
     "monitor": {"core", "redis", "runtime"},
-    "engine": {"core", "models", "gate", "redis", "store", "runtime", "monitor"},
+    "engine": {"core", "models", "gate", "redis", "store", "runtime", "monitor", "policy"},
     "operations": {"core", "models", "gate", "redis", "store"},
     # publish() with no client falls back to this process's settings: the public API's edge.
     "producers": {"core", "models", "redis", "from_settings"},

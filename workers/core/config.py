@@ -34,6 +34,9 @@ class EngineConfig:
     retry_base_ms: int = 1_000
     reclaim_interval_ms: int = 1_000
     drain_timeout_s: float = 30.0
+    # How long an agent may run before its attempt fails with reason ``timeout``, unless it
+    # declares its own ``timeout_s``; 0: no limit (docs/agents.md#timeouts).
+    agent_timeout_s: float = 0.0
     heartbeat_s: float = 3.0
     done_ttl_s: int = 7 * 24 * 3600
     # A consumer with no heartbeat, nothing pending and no read for this long is removed by
@@ -57,6 +60,8 @@ class EngineConfig:
                 f"claim_idle_ms ({self.claim_idle_ms}) must be longer than lease_ms "
                 f"({self.lease_ms})"
             )
+        if not (math.isfinite(self.agent_timeout_s) and self.agent_timeout_s >= 0):
+            raise ConfigurationError(f"agent_timeout_s must be >= 0, got {self.agent_timeout_s}")
         if self.consumer_prune_s < 0:
             raise ConfigurationError(f"consumer_prune_s must be >= 0, got {self.consumer_prune_s}")
         if not self.stream or keys.is_dead_stream(self.stream):
@@ -168,6 +173,8 @@ def options_from_env() -> dict[str, Any]:
             out[option] = os.environ[var]
     if os.environ.get("STREAMDESK_DRAIN_TIMEOUT_S"):
         out["drain_timeout_s"] = env_seconds("STREAMDESK_DRAIN_TIMEOUT_S", 30.0)
+    if os.environ.get("STREAMDESK_AGENT_TIMEOUT_S"):
+        out["agent_timeout_s"] = env_seconds("STREAMDESK_AGENT_TIMEOUT_S", 0.0)
     if os.environ.get("STREAMDESK_TIMELINE"):
         out["timeline"] = env_bool("STREAMDESK_TIMELINE", True)
     return out

@@ -122,6 +122,27 @@ class LeaseLost(StreamdeskError):
     """Another attempt took this event over: this one may not store steps or commit."""
 
 
+class NonRetriable(StreamdeskError):
+    """Raised by an agent whose failure no retry can mend (bad input, a permission refused):
+    its event is dead-lettered at once with reason ``non-retriable``, whatever deliveries
+    are left. ``raise NonRetriable("no such order") from exc`` keeps the cause."""
+
+
+class AgentTimeout(StreamdeskError):
+    """An agent ran past its ``timeout_s``: the attempt fails with reason ``timeout``."""
+
+
+class RetryAfter(StreamdeskError):
+    """Raised by an agent or a tool when a service said when to come back (an HTTP 429 or
+    503 with Retry-After that is not an ``httpx``/``requests``/``openai`` error, which the
+    engine reads by itself): the event waits ``retry_after_s`` without spending a delivery,
+    if that is within its retry policy's ``retry_after_max_s``."""
+
+    def __init__(self, retry_after_s: float, message: str = "") -> None:
+        super().__init__(message or f"asked to retry after {retry_after_s:g} s")
+        self.retry_after_s = retry_after_s
+
+
 class Deferred(BaseException):
     """Raised by ``ctx.tool`` when a rate budget is spent: the engine releases the event and
     reruns it when its reserved token is due. Not an error, so it is not counted as a failure

@@ -10,10 +10,32 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from workers.core.errors import InvalidEventData, UnknownEventType
+from workers.core.errors import ConfigurationError, InvalidEventData, UnknownEventType
 from workers.core.events import first_error
+from workers.core.retry import Retry
 
 Handler = Callable[..., Any]
+# Called once when an agent's event is dead-lettered: ``on_failure(event, failure)``.
+FailureHook = Callable[..., Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Declared:
+    """What an agent declares about its runs; None: the worker's setting."""
+
+    timeout_s: float | None = None
+    max_deliveries: int | None = None
+    retry: Retry | None = None
+    on_failure: FailureHook | None = None
+
+    def __post_init__(self) -> None:
+        if self.timeout_s is not None and not self.timeout_s >= 0:
+            raise ConfigurationError(f"timeout_s must be >= 0 (0: none), got {self.timeout_s!r}")
+        if self.max_deliveries is not None and self.max_deliveries < 1:
+            raise ConfigurationError(f"max_deliveries must be >= 1, got {self.max_deliveries}")
+
+
+NOTHING_DECLARED = Declared()
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,6 +46,7 @@ class AgentSpec:
     is_async: bool
     # A schema-only type (webhook mappings): publish validates it, a real agent replaces it.
     placeholder: bool = False
+    declared: Declared = NOTHING_DECLARED
 
     @property
     def name(self) -> str:
@@ -41,11 +64,18 @@ class Registry:
     def __init__(self) -> None:
         self._specs: dict[str, AgentSpec] = {}
 
-    def register(self, event_type: str, schema: type[BaseModel], handler: Handler) -> AgentSpec:
+    def register(
+        self,
+        event_type: str,
+        schema: type[BaseModel],
+        handler: Handler,
+        declared: Declared = NOTHING_DECLARED,
+    ) -> AgentSpec:
         existing = self._specs.get(event_type)
         if existing is not None and not existing.placeholder and existing.handler is not handler:
             raise ValueError(f"event type {event_type!r} already has an agent: {existing.name}")
-        spec = AgentSpec(event_type, schema, handler, inspect.iscoroutinefunction(handler))
+        is_async = inspect.iscoroutinefunction(handler)
+        spec = AgentSpec(event_type, schema, handler, is_async, declared=declared)
         self._specs[event_type] = spec
         return spec
 
@@ -59,11 +89,22 @@ class Registry:
         self._specs[event_type] = spec
         return spec
 
-    def agent(self, event_type: str, *, schema: type[BaseModel]) -> Callable[[Handler], Handler]:
-        """Decorator: ``@registry.agent("github.issue.opened", schema=IssueOpened)``."""
+    def agent(
+        self,
+        event_type: str,
+        *,
+        schema: type[BaseModel],
+        timeout_s: float | None = None,
+        max_deliveries: int | None = None,
+        retry: Retry | None = None,
+        on_failure: FailureHook | None = None,
+    ) -> Callable[[Handler], Handler]:
+        """Decorator: ``@registry.agent("github.issue.opened", schema=IssueOpened)``; the
+        keywords (docs/agents.md) default to the worker's settings."""
+        declared = Declared(timeout_s, max_deliveries, retry, on_failure)
 
         def decorate(handler: Handler) -> Handler:
-            self.register(event_type, schema, handler)
+            self.register(event_type, schema, handler, declared)
             return handler
 
         return decorate
@@ -94,6 +135,23 @@ class Registry:
 default_registry = Registry()
 
 
-def agent(event_type: str, *, schema: type[BaseModel]) -> Callable[[Handler], Handler]:
-    """Register an agent in the default registry (agents live in an app's ``agents.py``)."""
-    return default_registry.agent(event_type, schema=schema)
+def agent(
+    event_type: str,
+    *,
+    schema: type[BaseModel],
+    timeout_s: float | None = None,
+    max_deliveries: int | None = None,
+    retry: Retry | None = None,
+    on_failure: FailureHook | None = None,
+) -> Callable[[Handler], Handler]:
+    """Register an agent in the default registry (agents live in an app's ``agents.py``).
+    ``timeout_s`` (0: none), ``max_deliveries`` and ``retry`` default to the worker's
+    settings; ``on_failure(event, failure)`` is called once when its event is dead-lettered."""
+    return default_registry.agent(
+        event_type,
+        schema=schema,
+        timeout_s=timeout_s,
+        max_deliveries=max_deliveries,
+        retry=retry,
+        on_failure=on_failure,
+    )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import logging
 import time
 from dataclasses import dataclass, field
@@ -15,6 +16,7 @@ from workers.core.logs import attempt_fields
 from workers.core.records import Run
 from workers.engine.intake import Rejected, Runnable
 from workers.gate import Gate, Outcome, lease_name
+from workers.policy import max_deliveries_of
 from workers.redis.bus import Delivery
 
 log = logging.getLogger("streamdesk.worker")
@@ -30,6 +32,9 @@ class Attempt:
     followers: list[Delivery] = field(default_factory=list)
     takeover: bool = False
     task: asyncio.Task[None] | None = None
+    # A sync agent's call in the agents' pool: while it runs, no other worker may start the
+    # event, so its lease is kept (``releasable``), past its timeout or the drain timeout.
+    thread: concurrent.futures.Future[Any] | None = None
     # With tracing on: when the batch's gate call began (time.time_ns), and the spans.
     gated_ns: int = 0
     trace: tracing.AttemptTrace | None = None
@@ -116,12 +121,32 @@ def run_record(
     )
 
 
-def exhausted(runnable: Runnable, config: EngineConfig) -> Rejected:
-    """Delivered too often without finishing: dead-lettered without running."""
-    n = runnable.delivery.deliveries
-    error = f"delivered {n} times (max {config.max_deliveries}) without finishing"
+def exhausted(runnable: Runnable, config: EngineConfig) -> Rejected | None:
+    """Delivered more often than its agent allows without finishing (its workers kept
+    dying): dead-lettered without running. None while deliveries are left."""
+    n, most = runnable.delivery.deliveries, max_deliveries_of(runnable.spec, config.max_deliveries)
+    if n <= most:
+        return None
+    error = f"delivered {n} times (max {most}) without finishing"
     run = run_record(runnable, "", 0, config.consumer, None, False)
     return Rejected(runnable.delivery, "max-deliveries", error, run)
+
+
+def releasable(attempts: list[Attempt]) -> list[Attempt]:
+    """Of the attempts left at the drain timeout, those whose leases may be given back: not
+    a sync agent whose thread still runs it. That one keeps its lease (it expires a lease
+    time after the process, which exits without the thread, stopped renewing it), so no
+    other worker starts the event while the thread may still act on it."""
+    out = []
+    for attempt in attempts:
+        if attempt.thread is not None and not attempt.thread.cancel() and attempt.thread.running():
+            log.warning(
+                "its thread still runs at the drain timeout: the lease is kept, not released",
+                extra=attempt.log_fields(),
+            )
+        else:
+            out.append(attempt)
+    return out
 
 
 def broken_record(gate: Gate, group: HashGroup) -> list[Rejected]:

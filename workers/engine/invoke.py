@@ -1,7 +1,8 @@
 """Calling an agent: its context for one attempt; async agents on the loop, sync ones in the
 worker's thread pool, each with its context set for the tools it calls (``rate_limited``,
-``current_context``) and the log lines it writes. With tracing on, the attempt's spans.
-Whatever the agent raises becomes its outcome (``failed``)."""
+``current_context``) and the log lines it writes, and within its timeout
+(``workers.policy``). With tracing on, the attempt's spans. Whatever the agent raises
+becomes its outcome (``failed``), sorted by its retry policy."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from workers.core.errors import Deferred
 from workers.core.storable import describe
 from workers.engine.attempts import Attempt
 from workers.engine.outcomes import Settled
+from workers.policy import classify, in_thread, timeout_s_of, within
 from workers.runtime.context import AgentContext, Services, SyncAgentContext
 
 
@@ -41,7 +43,15 @@ def failed(attempt: Attempt, exc: BaseException) -> Settled:
     ``GeneratorExit`` or a CancelledError let out of a helper task, is its failure."""
     if isinstance(exc, Deferred):
         return Settled(attempt, ok=False, error=str(exc), wait_ms=exc.wait_ms)
-    return Settled(attempt, ok=False, error=describe(exc))
+    failure = classify(exc, attempt.runnable.spec.declared.retry)
+    if failure.wait_ms is not None:  # a Retry-After: a wait like a budget's, not a delivery
+        return Settled(attempt, ok=False, error=describe_short(exc), wait_ms=failure.wait_ms)
+    return Settled(attempt, ok=False, error=describe(exc), kind=failure.kind)
+
+
+def describe_short(exc: BaseException) -> str:
+    """The exception's last line (a wait's note on the timeline needs no traceback)."""
+    return describe(exc).rstrip().rsplit("\n", 1)[-1]
 
 
 def cancelled(task: asyncio.Task[Any] | None) -> bool:
@@ -50,25 +60,35 @@ def cancelled(task: asyncio.Task[Any] | None) -> bool:
 
 
 async def invoke(
-    attempt: Attempt, ctx: AgentContext, executor: Executor, *, traced: bool = True
+    attempt: Attempt,
+    ctx: AgentContext,
+    executor: Executor,
+    timeout_s: float = 0.0,
+    *,
+    traced: bool = True,
 ) -> Any:
-    """Run the agent; with tracing on, inside the attempt's spans (this function again,
-    ``traced=False``), so tracing off costs one boolean and no extra coroutine."""
+    """Run the agent within its timeout (its own, else ``timeout_s``; 0: none); with tracing
+    on, inside the attempt's spans (this function again, ``traced=False``), so tracing off
+    costs one boolean and no extra coroutine."""
     spec, event = attempt.runnable.spec, attempt.runnable.event
     if traced and tracing.ACTIVE:
         attempt.trace = tracing.AttemptTrace(
             event.envelope, consumer_attributes(attempt, ctx), gate_ns(attempt)
         )
         with attempt.trace.running(event.type):
-            return await invoke(attempt, ctx, executor, traced=False)
+            return await invoke(attempt, ctx, executor, timeout_s, traced=False)
+    timeout_s = timeout_s_of(spec, timeout_s)
     token = ctx.enter()
     try:
         if spec.is_async:
-            return await spec.handler(event, ctx)
+            if not timeout_s:
+                return await spec.handler(event, ctx)
+            return await within(spec.handler(event, ctx), timeout_s)
         call = functools.partial(
             contextvars.copy_context().run, spec.handler, event, SyncAgentContext(ctx)
         )
-        return await asyncio.get_running_loop().run_in_executor(executor, call)
+        attempt.thread = executor.submit(call)
+        return await in_thread(attempt.thread, timeout_s)
     finally:
         ctx.reset(token)
 

@@ -9,6 +9,7 @@ from pydantic_core import to_jsonable_python
 
 from workers.core.records import Finish, Usage
 from workers.core.retry import UNSTORABLE, Decision, RetryPolicy
+from workers.policy import policy_of
 
 if TYPE_CHECKING:
     from workers.engine.attempts import Attempt
@@ -32,6 +33,8 @@ class Settled:
     spent: Usage = field(default_factory=Usage)
     # The database refused to store this outcome: it is dead-lettered as unstorable.
     refused: bool = False
+    # How it failed, beyond raising: ``timeout`` or ``non-retriable`` (core/retry.py).
+    kind: str = ""
 
     def finish(self, dead: bool = False) -> Finish:
         result = None if self.refused else self.result
@@ -67,14 +70,18 @@ class Stored:
 
 
 def sort_outcomes(batch: list[Settled], policy: RetryPolicy) -> Stored:
+    """``policy``: the worker's; each agent's declarations go over it (``policy_of``)."""
     oks = [s for s in batch if s.ok and not s.refused]
     deferred = [s for s in batch if s.wait_ms is not None and not s.refused]
     fails = [s for s in batch if s.refused or (not s.ok and s.wait_ms is None)]
-    decisions = [
-        UNSTORABLE if s.refused else policy.after_failure(s.attempt.delivery.deliveries)
-        for s in fails
-    ]
+    decisions = [UNSTORABLE if s.refused else decide(s, policy) for s in fails]
     return Stored(oks, fails, decisions, deferred)
+
+
+def decide(failed: Settled, policy: RetryPolicy) -> Decision:
+    attempt = failed.attempt
+    own = policy_of(attempt.runnable.spec, policy)
+    return own.after_failure(attempt.delivery.deliveries, failed.kind)
 
 
 def merge(parts: list[Stored]) -> Stored:
@@ -105,4 +112,14 @@ def spent_by_type(batch: list[Settled]) -> dict[str, Usage]:
     for s in batch:
         if s.spent.calls:
             out.setdefault(s.attempt.runnable.event.type, Usage()).merge(s.spent)
+    return out
+
+
+def run_durations(batch: list[Settled]) -> dict[str, list[float]]:
+    """Seconds each agent ran, by event type: every attempt that ran to an end, succeeded or
+    failed; a deferral stopped for a budget, not because the agent finished."""
+    out: dict[str, list[float]] = {}
+    for s in batch:
+        if s.wait_ms is None:
+            out.setdefault(s.attempt.runnable.event.type, []).append(s.duration_ms / 1000)
     return out

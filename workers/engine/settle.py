@@ -23,19 +23,22 @@ from redis.asyncio.client import Pipeline
 from workers.core.records import Finish
 from workers.core.retry import Verdict
 from workers.core.storable import storable_message
+from workers.engine.attempts import releasable
 from workers.engine.defer import queue_defer
 from workers.engine.intake import Rejected
 from workers.engine.outcomes import (
     Settled,
     Stored,
     merge,
+    run_durations,
     sort_outcomes,
     spent_by_type,
     subset,
 )
 from workers.engine.ports import UsesPorts
-from workers.engine.settlement import Deferral, Plan, Retry, Timing, plan_rejects, plan_settlement
+from workers.engine.settlement import Backoff, Deferral, Plan, Timing, plan_rejects, plan_settlement
 from workers.engine.waits import queue_waits
+from workers.policy import FailureHooks
 from workers.redis import stats
 from workers.redis.bus import Delivery
 from workers.redis.connection import UNREACHABLE
@@ -52,16 +55,6 @@ T = TypeVar("T")
 
 LINGER_S = 0.003
 LINGER_BELOW = 8  # outcomes queued: with this many or more, settle at once
-
-
-def run_durations(batch: list[Settled]) -> dict[str, list[float]]:
-    """Seconds each agent ran, by event type: every attempt that ran to an end, succeeded or
-    failed; a deferral stopped for a budget, not because the agent finished."""
-    out: dict[str, list[float]] = {}
-    for s in batch:
-        if s.wait_ms is None:
-            out.setdefault(s.attempt.runnable.event.type, []).append(s.duration_ms / 1000)
-    return out
 
 
 class Settler(UsesPorts):
@@ -83,6 +76,7 @@ class Settler(UsesPorts):
         self.on_held = on_held  # entries held back for wait_ms: the sweep takes them then
         self.on_deferred = on_deferred
         self.on_finished = on_finished
+        self.hooks = FailureHooks()  # agents' on_failure, once their events are dead-lettered
         self.timing = Timing(ports.config.claim_idle_ms, ports.config.lease_ms)
         self.queue: asyncio.Queue[Settled] = asyncio.Queue()
         # Batches taken off the queue and not yet announced to Redis.
@@ -213,6 +207,9 @@ class Settler(UsesPorts):
             stats.queue_durations(pipe, self.keys, run_durations(batch))
             await self._execute(pipe)
         self.timeline.acked_with(plan.duplicates)
+        for dead in plan.dead:
+            runnable = dead.outcome.attempt.runnable
+            self.hooks.dead_lettered(runnable.spec, runnable.event, dead.reason, dead.outcome.error)
         for deferral in plan.deferrals:
             self.on_deferred(deferral.outcome.attempt.entry_ids, deferral.wait_ms)
         for s in batch:
@@ -258,7 +255,7 @@ class Settler(UsesPorts):
         for deferral in plan.deferrals:
             self._queue_deferral(pipe, deferral)
 
-    def _queue_retry(self, pipe: Pipeline, retry: Retry) -> None:
+    def _queue_retry(self, pipe: Pipeline, retry: Backoff) -> None:
         ids: list[Any] = list(retry.ids)
         c = self.config
         pipe.xclaim(c.stream, c.group, c.consumer, 0, ids, idle=retry.idle_ms, justid=True)
@@ -382,7 +379,9 @@ class Settler(UsesPorts):
             await self._execute(pipe)
 
     async def release(self, attempts: list[Attempt], reason: str) -> None:
-        """Give up leases at shutdown so the next worker need not wait them out."""
+        """Give up leases at shutdown so the next worker need not wait them out; not one
+        whose agent's thread still runs (``releasable``): no other worker may start it yet."""
+        attempts = releasable(attempts)
         self.timeline.released(attempts, reason)
         async with self.client.pipeline(transaction=False) as pipe:
             for a in attempts:

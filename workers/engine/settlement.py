@@ -34,7 +34,7 @@ class Timing:
 
 
 @dataclass(frozen=True, slots=True)
-class Retry:
+class Backoff:
     """A failure retried after a backoff: its entries (and its followers') are XCLAIMed with
     ``idle_ms`` so the next XAUTOCLAIM picks them up after ``retry_in_ms``, not a full idle
     time; ``due_ms`` is what the console is told (``waits.py``)."""
@@ -78,7 +78,7 @@ class Plan:
     fenced: list[Attempt] = field(default_factory=list)
     # Leases given back: every failure and deferral.
     released: list[Attempt] = field(default_factory=list)
-    retries: list[Retry] = field(default_factory=list)
+    retries: list[Backoff] = field(default_factory=list)
     dead: list[Dead] = field(default_factory=list)
     deferrals: list[Deferral] = field(default_factory=list)
     counts: Counter[str] = field(default_factory=Counter)
@@ -106,7 +106,7 @@ def plan_settlement(stored: Stored, timing: Timing) -> Plan:
             continue
         retry_in_ms = decision.retry_in_ms
         plan.retries.append(
-            Retry(
+            Backoff(
                 s,
                 s.attempt.entry_ids,
                 idle_ms=max(timing.claim_idle_ms - retry_in_ms, 0),

@@ -210,8 +210,10 @@ async def _sleep(worker: SweepingWorker, token: SweepToken, until: float) -> Non
 async def sweep(worker: SweepingWorker) -> bool:
     """Reclaim what idled past the claim idle time and admit it; True if more may be left."""
     want = min(worker.free_slots(), worker.config.batch_size)
-    found = await worker.reclaimer.claim(want)
-    counts = Counter(reclaimed=len(found.deliveries), deleted=len(found.deleted_ids))
+    found = await worker.reclaimer.claim(want, worker.sweeper.waits_key)
+    # A retry coming due is not a takeover from a dead consumer: counted apart.
+    taken_over = len(found.deliveries) - found.retried
+    counts = Counter(reclaimed=taken_over, retried=found.retried, deleted=len(found.deleted_ids))
     if found.deleted_ids:
         log.info("reclaim: %d pending ids pointed at deleted entries", len(found.deleted_ids))
         worker.timeline.deleted(found.deleted_ids)

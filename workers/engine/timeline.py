@@ -71,7 +71,8 @@ class Timeline:
             self._post(steps)
 
     def ran_step(self, attempt: Attempt) -> StepRecord:
-        notes = ["reclaimed"] if attempt.delivery.reclaimed else []
+        delivery = attempt.delivery
+        notes = [("retry" if delivery.retry else "reclaimed")] if delivery.reclaimed else []
         if attempt.takeover:
             notes.append(f"took over an expired lease (token {attempt.token})")
         return self.step(attempt.delivery, Kind.RAN, attempt.started_at, "; ".join(notes))

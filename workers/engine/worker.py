@@ -269,12 +269,11 @@ class Worker:
         intake = sort_deliveries(
             deliveries, self.config.stream, self.registry, self.config.max_event_bytes
         )
-        policy = self.config.retry_policy
         rejected = list(intake.rejected)
         groups: dict[str, HashGroup] = {}
         for runnable in intake.runnable:
-            if policy.exhausted(runnable.delivery.deliveries):
-                rejected.append(exhausted(runnable, self.config))
+            if (dead := exhausted(runnable, self.config)) is not None:
+                rejected.append(dead)
             elif runnable.event.hash in self.inflight:
                 self.inflight[runnable.event.hash].followers.append(runnable.delivery)
             elif runnable.event.hash in groups:
@@ -357,7 +356,8 @@ class Worker:
         ctx = context_for(self.services, self.config, attempt)
         try:
             async with self.slots.turns:  # waits only when the process's loops over-read
-                outcome = succeeded(attempt, await invoke(attempt, ctx, self._agents))
+                value = await invoke(attempt, ctx, self._agents, self.config.agent_timeout_s)
+                outcome = succeeded(attempt, value)
         except BaseException as exc:
             # Caught here, in the task's own coroutine: a GeneratorExit out of a sync agent's
             # future, caught one coroutine further down, came out again at this await.

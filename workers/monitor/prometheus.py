@@ -45,6 +45,7 @@ COUNTER_HELP = {
     "fenced": "Results refused because the lease had been taken over.",
     "deleted": "Pending entries whose payload had been deleted from the stream.",
     "reclaimed": "Entries taken over from idle consumers.",
+    "retried": "Entries held back for a retry's backoff, taken up again when due.",
     "deferred": "Agents out of a rate budget, rerun when their token is due.",
     "retries": "Failed attempts held for their backoff to run again.",
 }

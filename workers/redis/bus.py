@@ -23,6 +23,8 @@ class Delivery:
     fields: dict[str, str]
     deliveries: int = 1
     reclaimed: bool = False
+    # Reclaimed when due after it was held back on purpose (a retry's backoff): no takeover.
+    retry: bool = False
     # Set once its envelope decodes (for the timeline); empty for entries that do not.
     event_hash: str = ""
 

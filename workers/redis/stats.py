@@ -24,6 +24,7 @@ COUNTERS = (
     "fenced",  # a result refused because the lease was taken over
     "deleted",  # a pending entry whose payload was deleted from the stream
     "reclaimed",  # entries taken over from idle consumers
+    "retried",  # entries held back on purpose (a retry's backoff) taken up again when due
     "deferred",  # an agent out of a rate budget: rerun when its token is due
     "retries",  # failed attempts held for their backoff, to run again (not dead-lettered)
 )
