@@ -102,6 +102,22 @@ def test_agent_policy_worker_setting_times_out_a_sync_agent_after_its_thread_ret
     assert counters(r)["failed"] == 1
 
 
+def test_agent_policy_a_sync_agents_own_error_in_time_is_no_timeout(
+    r: redis.Redis, redis_url: str, config: EngineConfig
+) -> None:
+    registry = Registry()
+
+    @registry.agent("t.broken", schema=AnyData, timeout_s=5, max_deliveries=1)
+    def broken(event: Any, ctx: Any) -> None:
+        raise ValueError("bad order")
+
+    xadd(r, {"type": "t.broken", "source": "t", "id": "b", "data": {}})
+    run_burst(redis_url, config, registry)
+
+    letter = dead_letters(r)["t.broken"]
+    assert letter["reason"] != "timeout" and "ValueError: bad order" in letter["error"]
+
+
 def test_agent_policy_non_retriable_dead_letters_at_once(
     r: redis.Redis, redis_url: str, config: EngineConfig
 ) -> None:

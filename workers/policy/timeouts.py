@@ -12,7 +12,7 @@ import asyncio
 import concurrent.futures
 import logging
 from collections.abc import Awaitable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from workers.core.errors import AgentTimeout
 
@@ -59,17 +59,27 @@ async def in_thread(future: concurrent.futures.Future[T], timeout_s: float) -> T
         return await waiting
     try:
         done, _ = await asyncio.wait((waiting,), timeout=timeout_s)
-        if done:
-            return waiting.result()
-        log.warning(
-            "sync agent %s; its thread cannot be stopped: the event keeps its lease and its "
-            "slot until the thread returns, then the attempt fails as a timeout",
-            _past(timeout_s),
-        )
+    except asyncio.CancelledError:
+        _drop_if_drained(waiting)
+        raise
+    if done:  # in time: its result, or what it raised, as without a timeout
+        return waiting.result()
+    log.warning(
+        "sync agent %s; its thread cannot be stopped: the event keeps its lease and its "
+        "slot until the thread returns, then the attempt fails as a timeout",
+        _past(timeout_s),
+    )
+    try:
         await waiting
+    except asyncio.CancelledError:
+        _drop_if_drained(waiting)
+        raise
     except BaseException as exc:
-        if isinstance(exc, asyncio.CancelledError) and _cancelled_from_outside():
-            waiting.cancel()
-            raise
         raise AgentTimeout(_past(timeout_s)) from exc
     raise AgentTimeout(_past(timeout_s))
+
+
+def _drop_if_drained(waiting: asyncio.Future[Any]) -> None:
+    """The worker cancelled the attempt (the drain): a call not yet started never starts."""
+    if _cancelled_from_outside():
+        waiting.cancel()
