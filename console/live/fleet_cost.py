@@ -16,7 +16,7 @@ import threading
 import time
 import weakref
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, cast
 
 import redis
@@ -41,6 +41,9 @@ class Reading:
     commands: dict[str, int] | None
     # The servers' own total over every node: read only when ``commands`` is None.
     server_commands: int | None = None
+    # Who records the console's history (``runworker`` or ``console``; "" none): its
+    # commands, most of an idle fleet's, count as the workers' only when a worker holds it.
+    recorder: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +56,7 @@ class FleetCost:
     workers_only: bool
     # Why there is no figure, when the server refused a read (an ACL without CLIENT).
     error: str = ""
+    recorder: str = ""  # as in Reading
 
     @property
     def measuring(self) -> bool:
@@ -131,16 +135,25 @@ def _server_total(client: redis.Redis, args: dict[str, Any]) -> int:
     return int(stats["total_commands_processed"])
 
 
-def read(client: redis.Redis, at_s: float) -> Reading:
+def read(client: redis.Redis, at_s: float, recorder_key: str = "") -> Reading:
     """One reading: ``CLIENT LIST`` on each node, and ``INFO stats`` too where the server
-    does not count commands per connection."""
+    does not count commands per connection; with ``recorder_key`` (``keys.history_recorder``)
+    who holds the history recorder's lease."""
     nodes = _nodes(client)
     listed = [(name, _client_list(client, args)) for name, args in nodes]
     connections = sum(count_workers(clients) for _, clients in listed)
     commands = _every_node(listed)
+    recorder = _recorder_role(client, recorder_key)
     if commands is not None:
-        return Reading(at_s, connections, commands)
-    return Reading(at_s, connections, None, sum(_server_total(client, a) for _, a in nodes))
+        return Reading(at_s, connections, commands, recorder=recorder)
+    total = sum(_server_total(client, a) for _, a in nodes)
+    return Reading(at_s, connections, None, total, recorder)
+
+
+def _recorder_role(client: redis.Redis, key: str) -> str:
+    """The role in the lease holder's name (``recorder.holder_name``: role:host:pid:id)."""
+    holder = client.get(key) if key else None
+    return str(holder).split(":", 1)[0] if holder else ""
 
 
 class FleetCostMeter:
@@ -159,20 +172,21 @@ class FleetCostMeter:
         # The sampler's thread and page renders share a meter.
         self._lock = threading.Lock()
 
-    def current(self, client: redis.Redis) -> FleetCost:
+    def current(self, client: redis.Redis, recorder_key: str = "") -> FleetCost:
         with self._lock:
             now = self.clock()
             if self._tried_s is not None and now - self._tried_s < self.read_every_s:
                 return self._cost
             self._tried_s, last = now, self._last
             try:
-                new = read(client, now)
+                new = read(client, now, recorder_key)
             except redis.ResponseError as exc:  # CLIENT or INFO refused (an ACL)
                 self._last = None
                 self._cost = FleetCost(None, None, None, True, f"cannot be read: {exc}")
                 return self._cost
             fresh = last is not None and now - last.at_s <= MAX_WINDOW_S
-            self._last, self._cost = new, cost(last if fresh else None, new)
+            figure = cost(last if fresh else None, new)
+            self._last, self._cost = new, replace(figure, recorder=new.recorder)
             return self._cost
 
 
@@ -191,6 +205,7 @@ def meter_for(client: redis.Redis) -> FleetCostMeter:
         return meter
 
 
-def fleet_cost(client: redis.Redis) -> FleetCost:
-    """The fleet's cost as this process last measured it on ``client``'s server."""
-    return meter_for(client).current(client)
+def fleet_cost(client: redis.Redis, recorder_key: str = "") -> FleetCost:
+    """The fleet's cost as this process last measured it on ``client``'s server; with
+    ``recorder_key``, who records the history (its commands count only if a worker does)."""
+    return meter_for(client).current(client, recorder_key)

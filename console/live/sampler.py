@@ -199,7 +199,7 @@ class Sampler:
         newest = self.history.newest(TICK_READ)
         view = overview.build(sample, newest[SECOND.name], self.claim_idle_ms)
         series = charts.series(charts.charts_of(sample.streams), newest, tail=True)
-        fleet = fleet_cost(self.client)  # a CLIENT LIST every 10 s at most
+        fleet = fleet_cost(self.client, self.keys.history_recorder)  # every 10 s at most
         return Tick(sample.at_ms, render_fragments(view, fleet), series)
 
     async def run(self) -> None:

@@ -70,7 +70,7 @@ def workers_page(request: HttpRequest) -> HttpResponse:
         request,
         "console/workers.html",
         {
-            **workers_context(view, fleet_cost(redis_client())),
+            **workers_context(view, fleet_cost(redis_client(), keys().history_recorder)),
             "live": [realtime.workers_key()],
             "page": "workers",
         },

@@ -14,7 +14,7 @@ from django.test import Client
 from console.live.fleet_cost import meter_for
 from console.live.realtime import workers_key
 from console.live.ticker import make_sampler
-from console.runtime import redis_client
+from console.runtime import keys, redis_client
 from tests.support.console import text
 from workers import from_settings
 from workers.redis.client_names import worker_client_name
@@ -114,3 +114,20 @@ def test_workers_fragment_carries_the_cost(r: redis.Redis) -> None:
     tick = make_sampler().tick()
     assert tick is not None
     assert 'data-metric="fleet-cost"' in tick.fragments[workers_key()]
+
+
+@pytest.mark.parametrize(
+    ("holder", "said"),
+    [
+        ("runworker:vm:12:ab12cd", "counted here: a worker holds it"),
+        ("console:vm:13:ef34ab", "not counted here: the console holds it"),
+    ],
+)
+def test_workers_page_says_who_records_the_history(
+    r: redis.Redis, staff_client: Client, redis_url: str, holder: str, said: str
+) -> None:
+    """The recorder is most of an idle fleet's traffic: the line says whether it is counted."""
+    heartbeat(r, "w-1", 0)
+    r.set(keys().history_recorder, holder, px=60_000)
+    body = two_readings(r, staff_client, redis_url)
+    assert said in body
