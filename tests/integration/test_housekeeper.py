@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import time
+from collections.abc import Callable
 
 import pytest
 import redis
@@ -14,7 +15,13 @@ import redis.asyncio as aredis
 
 from tests.support.memory_store import MemoryRunStore
 from workers.core.config import EngineConfig
-from workers.engine.housekeeping import FULL_BEAT_S, Housekeeper, Status, full_beat_every
+from workers.engine.housekeeping import (
+    FULL_BEAT_S,
+    INDEX_KEEP_MS,
+    Housekeeper,
+    Status,
+    full_beat_every,
+)
 from workers.engine.pause import PauseWatch
 from workers.engine.ports import Ports
 from workers.engine.timeline import Timeline
@@ -30,28 +37,50 @@ async def _until(condition: object, timeout_s: float = 5.0) -> None:
             await asyncio.sleep(0.01)
 
 
+class Kept:
+    """A housekeeper on its own, with what it was given (closed by ``close``)."""
+
+    def __init__(
+        self,
+        client: aredis.Redis,
+        config: EngineConfig,
+        status: Callable[[], Status],
+        halt: asyncio.Event,
+    ) -> None:
+        store = MemoryRunStore()
+        self.db = DbWriter(store)
+        timeline = Timeline(config, functools.partial(self.db.post, store.record))
+        self.gate = Gate(client, config.keys, config.lease_ms, config.done_ttl_s)
+        self.watch = PauseWatch(client, config.keys, config.stream, config.group, lambda: 0, halt)
+        self.keeper = Housekeeper(
+            Ports(config, client, self.gate, self.db, timeline),
+            inflight={},
+            hold_deferrals=_hold,
+            pause=self.watch,
+            status=status,
+        )
+
+    async def close(self) -> None:
+        await self.db.close()
+        await self.gate.aclose()
+
+
+async def _hold() -> None:
+    return None
+
+
+def _resting() -> Status:
+    return Status(started_ms=1, processed=0, stopping=False)
+
+
 async def _follow(redis_url: str, config: EngineConfig) -> tuple[list[str | None], list[str], bool]:
     client = aredis.Redis.from_url(redis_url, decode_responses=True)
     sync = redis.Redis.from_url(redis_url, decode_responses=True)
-    store = MemoryRunStore()
-    db = DbWriter(store)
-    timeline = Timeline(config, functools.partial(db.post, store.record))
-    gate = Gate(client, config.keys, config.lease_ms, config.done_ttl_s)
     halt = asyncio.Event()
-    watch = PauseWatch(client, config.keys, config.stream, config.group, lambda: 0, halt)
     seen: list[str | None] = []
     status = Status(started_ms=1, processed=7, stopping=False)
-
-    async def hold() -> None:
-        return None
-
-    keeper = Housekeeper(
-        Ports(config, client, gate, db, timeline),
-        inflight={},
-        hold_deferrals=hold,
-        pause=watch,
-        status=lambda: status,
-    )
+    kept = Kept(client, config, lambda: status, halt)
+    keeper, watch = kept.keeper, kept.watch
     follow = asyncio.create_task(watch.follow())
     states = [keeper.info()["state"]]
     await _until(lambda: sync.pubsub_numsub(config.keys.pause_channel)[0][1] == 1)
@@ -67,8 +96,7 @@ async def _follow(redis_url: str, config: EngineConfig) -> tuple[list[str | None
     states.append(keeper.info()["state"])
     follow.cancel()
     await asyncio.gather(follow, return_exceptions=True)
-    await db.close()
-    await gate.aclose()
+    await kept.close()
     await client.aclose()
     sync.close()
     return seen, states, halted
@@ -95,22 +123,8 @@ async def _beats(
     """One beat; then the heartbeat marked (or deleted: expired) behind its back; then
     beats up to the next whole write."""
     client = aredis.Redis.from_url(redis_url, decode_responses=True)
-    store = MemoryRunStore()
-    db = DbWriter(store)
-    timeline = Timeline(config, functools.partial(db.post, store.record))
-    gate = Gate(client, config.keys, config.lease_ms, config.done_ttl_s)
-    watch = PauseWatch(client, config.keys, config.stream, config.group, lambda: 0, asyncio.Event())
-
-    async def hold() -> None:
-        return None
-
-    keeper = Housekeeper(
-        Ports(config, client, gate, db, timeline),
-        inflight={},
-        hold_deferrals=hold,
-        pause=watch,
-        status=lambda: Status(started_ms=1, processed=0, stopping=False),
-    )
+    kept = Kept(client, config, _resting, asyncio.Event())
+    keeper = kept.keeper
     key = config.keys.worker(config.consumer)
     await keeper.beat()
     assert await client.hget(key, "state") == "running"
@@ -122,8 +136,7 @@ async def _beats(
         await client.zadd(config.keys.workers_index, {config.consumer: marked})
     for _ in range(full_beat_every(config.heartbeat_s) - 2):
         await keeper.beat()
-    await db.close()
-    await gate.aclose()
+    await kept.close()
     await client.aclose()
 
 
@@ -162,3 +175,24 @@ def test_the_whole_heartbeat_is_written_at_least_once_a_minute(
     # slow heartbeat must still refresh its score in time.
     assert full_beat_every(heartbeat_s) == every
     assert every * heartbeat_s <= max(FULL_BEAT_S, heartbeat_s) < WORKER_WINDOW_MS / 1000
+
+
+async def _chores(redis_url: str, config: EngineConfig) -> None:
+    client = aredis.Redis.from_url(redis_url, decode_responses=True)
+    kept = Kept(client, config, _resting, asyncio.Event())
+    keeper = kept.keeper
+    await keeper.chores()
+    await keeper.chores()  # within the cadence: nothing more
+    await kept.close()
+    await client.aclose()
+
+
+def test_the_sweeps_chores_trim_the_workers_index(
+    r: redis.Redis, redis_url: str, config: EngineConfig
+) -> None:
+    """A killed worker's member used to stay in the index for good (a clean exit removes it)."""
+    now_ms = int(time.time() * 1000)
+    index = config.keys.workers_index
+    r.zadd(index, {"killed-long-ago": now_ms - INDEX_KEEP_MS - 60_000, "recent": now_ms - 60_000})
+    asyncio.run(_chores(redis_url, config))
+    assert r.zrange(index, 0, -1) == ["recent"]

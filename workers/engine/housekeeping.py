@@ -35,6 +35,9 @@ FULL_BEAT_S = 60.0
 # (engine/sweep.py), so a fleet looks about once per sweep, not once per worker.
 PRUNE_EVERY_MIN_S = 0.5
 PRUNE_EVERY_MAX_S = 60.0
+# A worker not heard of for this long leaves the workers index (which the console reads
+# over two minutes: monitor/sample.WORKER_WINDOW_MS).
+INDEX_KEEP_MS = 10 * 60_000
 
 
 def prune_every_s(consumer_prune_s: float) -> float | None:
@@ -81,7 +84,7 @@ class Housekeeper(UsesPorts):
         self._written: dict[str, Any] = {}  # the heartbeat as last written whole
         self._beats = 0
         self._full_every = full_beat_every(ports.config.heartbeat_s)
-        self._pruned_at: float | None = None  # monotonic: this worker's last look
+        self._chores_at: float | None = None  # monotonic: this worker's last chores
 
     def start(self) -> list[asyncio.Task[None]]:
         tasks = [
@@ -129,21 +132,29 @@ class Housekeeper(UsesPorts):
                 self.config.stream, self.config.group, self.config.consumer, 0, ids, justid=True
             )
 
-    async def prune_if_due(self) -> None:
-        """Look for ghost consumers if this worker has not looked for a while: called on
-        the worker's turns at the group's sweep. A failed look is logged, not raised: it
-        must not cost the sweep."""
+    async def chores(self) -> None:
+        """The group's fleet-wide chores, on this worker's turns at its sweep (so a fleet
+        does them about once per turn, not once per worker), at most every
+        ``prune_every_s`` (a minute when pruning is off): trim the workers index, look for
+        ghost consumers. A failed chore is logged, not raised: it must not cost the sweep."""
         every_s = prune_every_s(self.config.consumer_prune_s)
-        if every_s is None:
-            return
         now = time.monotonic()
-        if self._pruned_at is not None and now - self._pruned_at < every_s:
+        if self._chores_at is not None and now - self._chores_at < (every_s or PRUNE_EVERY_MAX_S):
             return
-        self._pruned_at = now
-        try:
-            await self.prune()
-        except Exception as exc:
-            log.warning("prune failed: %s", exc)
+        self._chores_at = now
+        chores = [self.trim_index] + ([self.prune] if every_s is not None else [])
+        for chore in chores:
+            try:
+                await chore()
+            except Exception as exc:
+                log.warning("%s failed: %s", chore.__name__, exc)
+
+    async def trim_index(self) -> None:
+        """Drop workers not heard of for INDEX_KEEP_MS from the workers index: a clean exit
+        removes its own member, a killed worker's stayed for good (one per pid, restarts
+        add up)."""
+        old_ms = int(time.time() * 1000) - INDEX_KEEP_MS
+        await self.client.zremrangebyscore(self.keys.workers_index, "-inf", old_ms)
 
     async def prune(self) -> None:
         """Remove the group's ghost consumers (``consumers.prune``), audited."""

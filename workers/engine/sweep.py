@@ -26,9 +26,10 @@ no later than the earliest wait still ahead in ``keys.waits``, and the worker th
 entry back sweeps when its wait is over whoever holds the token (``soon``), as every worker
 sweeping every second used to.
 
-The group's other fleet-wide chore rides on the sweep's turns: the taker looks for ghost
-consumers to prune (engine/housekeeping.py), so a fleet looks once per turn, not once per
-worker; a prune time shorter than the claim idle time shortens the turns to match.
+The group's other fleet-wide chores ride on the sweep's turns: the taker looks for ghost
+consumers to prune and trims the workers index (engine/housekeeping.py), so a fleet does
+them once per turn, not once per worker; a prune time shorter than the claim idle time
+shortens the turns to match.
 
 A worker whose turn it is not asks one PTTL per turn; the taker then SET NX, sweeps and
 PEXPIREs.
@@ -220,6 +221,6 @@ async def sweep(worker: SweepingWorker) -> bool:
     await worker.settler.count(counts)
     if found.deliveries:
         await worker.admit(found.deliveries)
-    # The group's other fleet-wide chore rides on the sweep's turn: one look per turn.
-    await worker.housekeeper.prune_if_due()
+    # The group's other fleet-wide chores ride on the sweep's turn (housekeeping.chores).
+    await worker.housekeeper.chores()
     return len(found.deliveries) >= want or worker.reclaimer.cursor != "0-0"
