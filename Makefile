@@ -7,7 +7,18 @@ STAMP := $(VENV)/.installed
 # `make install EXTRAS=dev` skips them.
 EXTRAS ?= dev,langgraph,otel
 
-.PHONY: run test test-fast lint typecheck bench bench-console bench-actions bench-outbox bench-runtime bench-webhooks bench-tracing bench-partitions bench-idle clean install
+.PHONY: help run test lint bench bench-console bench-actions bench-outbox bench-runtime bench-webhooks bench-tracing bench-partitions bench-idle bench-flow bench-timers bench-waits clean install
+
+help:
+	@echo "make run       the console, the workers and a Valkey server: http://127.0.0.1:8000/"
+	@echo "make test      the whole suite (TEST_PROCS=4 processes; PYTEST_ARGS=... to pick)"
+	@echo "make install   the virtualenv in .venv (make run and make test do it too)"
+	@echo "make lint      ruff and mypy"
+	@echo "make bench     the engine's benchmarks into docs/benchmarks.md; bench-console,"
+	@echo "               bench-actions, bench-outbox, bench-runtime, bench-webhooks,"
+	@echo "               bench-tracing, bench-partitions, bench-idle, bench-flow, bench-timers,"
+	@echo "               bench-waits"
+	@echo "make clean     stop the embedded Valkey server and remove the local data in .streamdesk/"
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -16,6 +27,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 install: $(STAMP)
+	@echo "Installed in $(VENV). Next: make run (the console at http://127.0.0.1:$(PORT)/), then make test."
 
 # Development and demo mode, explicitly: DEBUG on (a SECRET_KEY is generated into .streamdesk/),
 # the demo agents, example apps, demo webhook source and demo producer. Unset, both are off.
@@ -27,8 +39,14 @@ run: $(STAMP)
 	$(PY) manage.py migrate --no-input -v0
 	$(PY) manage.py up --port $(PORT)
 
+# The suite runs in TEST_PROCS processes (pytest-xdist), each with a server (or db number) and
+# a test database of its own (tests/support/xdist.py); the tests marked serial count the whole
+# server's commands or clients, so they run after the rest, alone. Exit code 5 is "no test
+# selected" (PYTEST_ARGS picked tests of one kind only).
+TEST_PROCS ?= 4
 test: $(STAMP)
-	$(PY) -m pytest $(PYTEST_ARGS)
+	$(PY) -m pytest -n $(TEST_PROCS) --dist worksteal -m "not serial" $(PYTEST_ARGS) || test $$? -eq 5
+	$(PY) -m pytest -m serial $(PYTEST_ARGS) || test $$? -eq 5
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
@@ -58,6 +76,15 @@ bench-tracing: $(STAMP)
 
 bench-partitions: $(STAMP)
 	$(PY) -m bench.partitions
+
+bench-timers: $(STAMP)
+	$(PY) -m bench.timers
+
+bench-flow: $(STAMP)
+	$(PY) -m bench.flow
+
+bench-waits: $(STAMP)
+	$(PY) -m bench.waits
 
 # The peers it runs beside runworker come from the bench-peers extra; arq wants redis<6, so it
 # gets a venv of its own (bench/idle/subjects.py looks there): neither changes what the code

@@ -8,6 +8,7 @@ import redis
 from channels_redis.pubsub import RedisPubSubChannelLayer
 from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialBackoff
+from redis.connection import parse_url
 
 from workers import from_settings
 from workers.core.keys import Keys
@@ -33,6 +34,14 @@ def redis_client() -> redis.Redis:
     return from_settings.redis_client(CONSOLE)
 
 
+def channel_prefix(keys: Keys, url: str) -> str:
+    """The channel layer's prefix. Pub/sub channels belong to the server, not to a db number:
+    two consoles on one server, in db 0 and db 9, would get each other's ticks, so a db
+    other than 0 is part of the prefix."""
+    db = int(parse_url(url).get("db", 0) or 0)  # type: ignore[no-untyped-call]
+    return keys.channels if db == 0 else f"{keys.channels}:db{db}"
+
+
 class ChannelLayer(RedisPubSubChannelLayer):  # type: ignore[misc]
     """channels-redis on the same server as the engine (``REDIS_URL`` or the embedded one).
 
@@ -48,5 +57,5 @@ class ChannelLayer(RedisPubSubChannelLayer):  # type: ignore[misc]
             "client_name": CONSOLE,
         }
         kwargs.setdefault("hosts", [host])
-        kwargs.setdefault("prefix", keys().channels)
+        kwargs.setdefault("prefix", channel_prefix(keys(), kwargs["hosts"][0]["address"]))
         super().__init__(**kwargs)

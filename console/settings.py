@@ -180,6 +180,9 @@ STREAMDESK_HISTORY_RECORDER = env_bool("STREAMDESK_HISTORY_RECORDER", True)
 STREAMDESK_RATE_LIMITS = os.environ.get(
     "STREAMDESK_RATE_LIMITS", DEMO_RATE_LIMITS if STREAMDESK_DEMO else ""
 )
+# Schedules besides those declared with @schedule (docs/timers.md): a JSON list of objects
+# with "cron" and "type" (and "data", "name", "stream", "subject", "grace_s", "timezone").
+STREAMDESK_SCHEDULES = os.environ.get("STREAMDESK_SCHEDULES", "")
 # The demo agents (demo.echo, demo.sleep, demo.fail) only in demo mode.
 STREAMDESK_AGENT_MODULES = [
     *(["workers.examples.demo.agents"] if STREAMDESK_DEMO else []),

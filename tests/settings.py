@@ -9,12 +9,21 @@ from __future__ import annotations
 
 import os
 
+from tests.support.xdist import own_db
+
+# Under pytest-xdist, this process's own db number, for it and every subprocess it starts;
+# once: a subprocess (which inherits the xdist worker's name) may be given another URL.
+_worker = os.environ.get("PYTEST_XDIST_WORKER", "")
+if os.environ.get("STREAMDESK_TEST_DB_OF") != _worker:
+    if os.environ.get("REDIS_URL"):
+        os.environ["REDIS_URL"] = own_db(os.environ["REDIS_URL"])
+    os.environ["STREAMDESK_TEST_DB_OF"] = _worker
 os.environ.setdefault("DEBUG", "1")
 os.environ.setdefault("STREAMDESK_DEMO", "1")
 # Fixed so no test writes a generated key into .streamdesk/; it protects nothing.
 os.environ.setdefault("SECRET_KEY", "tests-only-not-a-secret-" + "x" * 40)
 
-from console.settings import *  # noqa: F403
+from console.settings import *  # noqa: F403, E402
 
 # The suite imports console.asgi in-process: its tests start recorders themselves (a daphne
 # subprocess, on console.settings, records as in production).

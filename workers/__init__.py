@@ -2,12 +2,15 @@
 
 Public API (import from here)::
 
-    from workers import AgentContext, NonRetriable, Retry, agent, publish, rate_limited
+    from workers import AgentContext, NonRetriable, Retry, agent, publish, rate_limited, schedule
 
     @agent("ticket.created", schema=TicketCreated, timeout_s=120, retry=Retry(base_s=2))
     async def triage(event, ctx: AgentContext): ...
 
     publish("ticket.created", {"ticket_id": 7}, subject="ticket/7")
+    publish("ticket.follow_up", {"ticket_id": 7}, delay_s=600)  # held, then once
+
+    schedule("0 9 * * MON-FRI", type="report.due", data={"kind": "daily"})  # UTC
 
 Model calls: ``workers.runtime.llm.loop.run_tools``; LangGraph: ``workers.runtime.graph``
 (docs/agents.md).
@@ -26,6 +29,7 @@ if TYPE_CHECKING:
     from workers.runtime.context import AgentContext as AgentContext
     from workers.runtime.context import SyncAgentContext as SyncAgentContext
     from workers.runtime.context import rate_limited as rate_limited
+    from workers.timers.schedules import schedule as schedule
 
 __all__ = [
     "AgentContext",
@@ -38,12 +42,14 @@ __all__ = [
     "default_registry",
     "publish",
     "rate_limited",
+    "schedule",
 ]
 _LAZY = {
     "publish": "workers.producers.publish",
     "AgentContext": "workers.runtime.context",
     "SyncAgentContext": "workers.runtime.context",
     "rate_limited": "workers.runtime.context",
+    "schedule": "workers.timers.schedules",
 }
 
 

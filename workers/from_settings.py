@@ -16,6 +16,8 @@ from workers.redis.connection import connect, is_cluster, resolve_url
 from workers.redis.embedded import EmbeddedValkey
 from workers.runtime.llm.config import LLMConfig
 from workers.runtime.ratelimit import Budget, budgets_from, parse_budgets
+from workers.timers import Schedule, default_schedules
+from workers.timers import from_settings as schedules_from_settings
 
 
 def data_dir() -> Path:
@@ -94,3 +96,15 @@ def action_args() -> dict[str, Any]:
     """What every operator action (``workers.operations``) takes from its caller: this
     process's Redis client and key names."""
     return {"client": redis_client(), "keys": engine_config().keys}
+
+
+def schedules() -> list[Schedule]:
+    """Every declared schedule: ``@schedule`` in code (the agents' modules are loaded by
+    now), then ``STREAMDESK_SCHEDULES`` (JSON text or a list of mappings); InvalidSchedule
+    for a bad one or two of one name."""
+    from workers.timers import Schedules
+
+    every = Schedules()
+    for one in [*default_schedules, *schedules_from_settings(settings.STREAMDESK_SCHEDULES)]:
+        every.add(one)
+    return list(every)

@@ -13,6 +13,10 @@ class RunStatus(models.TextChoices):
     SUCCEEDED = "succeeded", "succeeded"
     FAILED = "failed", "failed"
     DEAD = "dead", "dead-lettered"
+    # An operator cancelled it (workers/cancel/): it never runs again unless re-run.
+    CANCELLED = "cancelled", "cancelled"
+    # It waits for a time or an event, holding nothing (workers/waits/); it runs on after.
+    WAITING = "waiting", "waiting"
 
 
 class AgentRun(models.Model):
@@ -47,6 +51,10 @@ class AgentRun(models.Model):
     completion_tokens = models.PositiveBigIntegerField(default=0)
     # Estimated from STREAMDESK_LLM_PRICES; models missing from it count 0.
     cost_usd = models.FloatField(default=0.0)
+    # The agent's version that wrote the row last (``@agent(version=)``, else a hash of its
+    # handler's code): runs of two versions of an agent can be told apart.
+    # db_default too: a worker of the version before (a rolling upgrade) writes rows without it.
+    version = models.CharField(max_length=64, blank=True, default="", db_default="")
 
     class Meta:
         indexes = [

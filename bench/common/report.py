@@ -94,7 +94,22 @@ IDLE = Section(
     "<!-- idle benchmark: begin (written by bench.idle; every bench writer keeps it) -->",
     "<!-- idle benchmark: end -->",
 )
-BLOCKS = (CONSOLE, ACTIONS, OUTBOX, WEBHOOKS, RUNTIME, TRACING, PARTITIONS, IDLE)  # document order
+FLOW = Section(
+    "<!-- flow control benchmark: begin (written by bench.flow; every bench writer keeps it) -->",
+    "<!-- flow control benchmark: end -->",
+)
+TIMERS = Section(
+    "<!-- timers benchmark: begin (written by bench.timers; every bench writer keeps it) -->",
+    "<!-- timers benchmark: end -->",
+)
+WAITS = Section(
+    "<!-- waits benchmark: begin (written by bench.waits) -->",
+    "<!-- waits benchmark: end -->",
+)
+# Document order.
+BLOCKS = (
+    CONSOLE, ACTIONS, OUTBOX, WEBHOOKS, RUNTIME, TRACING, PARTITIONS, IDLE, FLOW, TIMERS, WAITS,
+)  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)

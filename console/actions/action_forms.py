@@ -78,6 +78,10 @@ class DeadLetterForm(IdsForm):
     reason = forms.CharField(max_length=1_000, error_messages={"required": REASON_REQUIRED})
 
 
+class CancelEntriesForm(IdsForm):
+    reason = forms.CharField(required=False, max_length=1_000)
+
+
 class GroupForm(DryRunForm):
     """Pause and resume take nothing but the group in the URL (and ``dry_run``)."""
 
@@ -122,3 +126,21 @@ class PurgeForm(DeadFilterForm):
 
 class RerunForm(forms.Form):
     reason = forms.CharField(max_length=1_000)
+
+
+class CancelForm(forms.Form):
+    reason = forms.CharField(required=False, max_length=1_000)
+
+
+class AnswerForm(forms.Form):
+    """Approve or reject a waiting run: ``approved`` true or false (a form's ``"true"``,
+    the API's JSON ``true``), a comment the answer carries."""
+
+    approved = forms.NullBooleanField()
+    comment = forms.CharField(required=False, max_length=inputs.MAX_REASON_CHARS)
+
+    def clean_approved(self) -> bool:
+        value = self.cleaned_data.get("approved")
+        if value is None:
+            raise ValidationError("true (approve) or false (reject)")
+        return bool(value)

@@ -269,22 +269,6 @@ def dead_preview(request: HttpRequest, stream: str) -> JsonResponse:
     )
 
 
-@api_view(operate=True)
-def rerun(request: HttpRequest, event_hash: str) -> JsonResponse:
-    data = _body(request)
-    if isinstance(data, str):
-        return error(400, data)
-    unknown = _unknown_fields(data, action_forms.RerunForm)
-    if unknown:
-        return unknown
-    form = action_forms.RerunForm(data)
-    if not form.is_valid():
-        return _form_errors(form)
-    return _outcome(
-        lambda: services.rerun(request.user, Door.API, event_hash, form.cleaned_data["reason"])
-    )
-
-
 def _job(job: BulkJob) -> dict[str, Any]:
     fields = (
         "id",
@@ -350,6 +334,8 @@ def _budget(level: Level) -> dict[str, Any]:
         "taken": level.taken,
         "deferrals": level.deferrals,
         "waiting": level.waiting,
+        # Live per-value buckets of a keyed budget (``github:42``...).
+        "keyed_buckets": level.keyed,
     }
 
 
@@ -391,7 +377,6 @@ urlpatterns = [
     path("streams/<name:stream>/groups/<name:group>/<str:action>/", group_action, name="api_group"),
     path("streams/<name:stream>/dead/preview/", dead_preview, name="api_dead_preview"),
     path("streams/<name:stream>/dead/<str:action>/", dead_action, name="api_dead"),
-    path("events/<str:event_hash>/rerun/", rerun, name="api_rerun"),
     path("jobs/<int:job_id>/", job_detail, name="api_job"),
     path("jobs/<int:job_id>/cancel/", job_cancel, name="api_job_cancel"),
 ]

@@ -16,8 +16,9 @@ from django import forms
 
 from console.actions import action_forms as f
 from workers import operations
+from workers.core.registry import default_registry
 from workers.core.steps import Kind
-from workers.from_settings import action_args, engine_config
+from workers.from_settings import action_args, engine_config, stream_partitions
 from workers.models import BulkJob, Door
 from workers.operations import ActionOutcome, Actor
 from workers.operations.redrive import find_letter
@@ -103,6 +104,20 @@ GROUP_ACTIONS: dict[str, ConsoleAction] = {
         ),
         confirm="Move the selected entries to the dead letters?",
     ),
+    "cancel": ConsoleAction(
+        "Cancel",
+        f.CancelEntriesForm,
+        lambda a, where, d: operations.cancel_entries(
+            a,
+            where["stream"],
+            where["group"],
+            d["ids"],
+            d["reason"],
+            dry_run=d["dry_run"],
+            **action_args(),
+        ),
+        confirm="Cancel the selected entries' runs? They end cancelled and never run again.",
+    ),
     "pause": ConsoleAction(
         "Pause",
         f.GroupForm,
@@ -152,6 +167,31 @@ def preview(stream: str, form: f.DeadFilterForm) -> operations.Preview:
 
 def rerun(user: Any, door: Door, event_hash: str, reason: str) -> ActionOutcome:
     return operations.force_rerun(actor(user, door), event_hash, reason, **action_args())
+
+
+def cancel(user: Any, door: Door, event_hash: str, reason: str) -> ActionOutcome:
+    return operations.cancel(actor(user, door), event_hash, reason, **action_args())
+
+
+def answer(
+    user: Any, door: Door, event_hash: str, approved: bool, comment: str, stream: str = ""
+) -> ActionOutcome:
+    """Approve or reject a waiting run, whose wait is on ``stream`` (a partition) or, not
+    given, on one of the engine's stream's partitions."""
+    return operations.answer(
+        actor(user, door),
+        event_hash,
+        approved,
+        comment,
+        streams=wait_streams(stream),
+        registry=default_registry,
+        **action_args(),
+    )
+
+
+def wait_streams(stream: str = "") -> list[str]:
+    """Where waits are looked for: ``stream``'s partitions, the engine's by default."""
+    return stream_partitions(stream or engine_config().stream)
 
 
 def retry_letter(user: Any, door: Door, stream: str, dead_id: str) -> ActionOutcome:

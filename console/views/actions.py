@@ -98,3 +98,10 @@ def rerun_action(request: HtmxHttpRequest, event_hash: str) -> HttpResponse:
     if not reason:
         return _answer(request, None, error="a force re-run needs a reason", status=400)
     return _run(request, lambda: services.rerun(request.user, Door.CONSOLE, event_hash, reason))
+
+
+@require_POST
+@operator_required
+def cancel_action(request: HtmxHttpRequest, event_hash: str) -> HttpResponse:
+    reason = request.POST.get("reason", "").strip()
+    return _run(request, lambda: services.cancel(request.user, Door.CONSOLE, event_hash, reason))

@@ -10,6 +10,8 @@ from console.live.fleet_cost import fleet_cost
 from console.live.sampler import TICK_READ, overview_context, workers_context
 from console.runtime import keys, redis_client
 from console.views.access import viewer_required
+from workers.core.registry import default_registry
+from workers.flow.view import agent_settings
 from workers.from_settings import engine_config, rate_budgets
 from workers.monitor.history import SECOND, HistoryReader, HistoryStore
 from workers.monitor.sample import StreamInfo, collect
@@ -73,5 +75,8 @@ def workers_page(request: HttpRequest) -> HttpResponse:
             **workers_context(view, fleet_cost(redis_client(), keys().history_recorder)),
             "live": [realtime.workers_key()],
             "page": "workers",
+            "agents": agent_settings(default_registry),
+            "worker_timeout_s": engine_config().agent_timeout_s,
+            "worker_max_deliveries": engine_config().max_deliveries,
         },
     )

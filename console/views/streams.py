@@ -11,13 +11,14 @@ from django.shortcuts import render
 from console.live import health, realtime
 from console.live.overview import GroupRow, Overview, StreamRow
 from console.live.partitioned import partitioned
-from console.reads import browse
+from console.reads import browse, why
 from console.reads.entry_states import Group
 from console.reads.forms import BrowseForm, PendingForm
 from console.runtime import keys, redis_client
 from console.views.access import HtmxHttpRequest, viewer_required
 from console.views.dashboard import current_overview, page_series
 from workers.core.keys import dead_stream
+from workers.flow import view as flow_view
 from workers.from_settings import engine_config, stream_partitions
 
 
@@ -127,6 +128,7 @@ def group_page(request: HtmxHttpRequest, stream: str, group: str) -> HttpRespons
         return unreadable(request, stream, exc)
     claim_idle_ms = engine_config().claim_idle_ms
     paused = group_row.info.paused_by is not None  # nothing reclaims: "paused", not "stuck"
+    client, ids = redis_client(), [p.id for p in page.rows]
     context = {
         "row": row,
         "group": group_row,
@@ -136,6 +138,10 @@ def group_page(request: HtmxHttpRequest, stream: str, group: str) -> HttpRespons
             p.id: health.pending_state(p.idle_ms, p.due_ms, at_ms, claim_idle_ms, paused=paused)
             for p in page.rows
         },
+        # Keyed entries (workers/flow): where each stands in its key's queue, and the keys.
+        "positions": flow_view.positions(client, keys(), stream, group, ids),
+        "flow_keys": flow_view.key_table(client, keys(), stream, group),
+        "whys": why.reasons(stream, ids),  # what holds a waiting entry back
         "form": form,
         "live": [realtime.group_key(stream, group)],
         "chart_series": (

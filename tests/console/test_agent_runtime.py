@@ -92,6 +92,20 @@ def test_overview_budget_untouched_is_full(
     assert "reserved" not in row
 
 
+def test_overview_keyed_budget_counts_its_live_buckets(
+    r: redis.Redis, redis_url: str, staff_client: Client, settings: Any
+) -> None:
+    settings.STREAMDESK_RATE_LIMITS = "api=1/m:3"
+    assert take(redis_url, "api:t1", ["a"]) == [True]
+    assert take(redis_url, "api:t2", ["b", "c"]) == [True, True]
+    row = row_of(text(staff_client.get("/")), 'data-budget="api"')
+    assert '<span data-metric="keyed">2</span> keyed buckets live' in row
+    # The row's own level is the unkeyed bucket's, untouched.
+    assert '<span data-metric="tokens">3.0</span> of 3 tokens' in row
+    [api] = staff_client.get("/api/streams/").json()["budgets"]
+    assert api["keyed_buckets"] == 2 and api["taken"] == 0
+
+
 def test_overview_budgets_empty_state(r: redis.Redis, staff_client: Client, settings: Any) -> None:
     settings.STREAMDESK_RATE_LIMITS = ""
     body = text(staff_client.get("/"))

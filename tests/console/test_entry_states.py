@@ -76,6 +76,7 @@ def test_a_failed_entry_waiting_for_its_retry_is_failed(
     assert states(staff_client) == {entry_id: "failed"}
 
 
+@pytest.mark.serial  # counts the whole server's commands or subscribers
 def test_entry_states_take_a_bounded_number_of_queries(
     r: redis.Redis, staff_client: Client, django_assert_max_num_queries: Any
 ) -> None:

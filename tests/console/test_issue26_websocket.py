@@ -8,6 +8,7 @@ server is restarted here (its own, so the session's server and its data are not 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import tempfile
 from collections.abc import Iterator
@@ -51,10 +52,17 @@ async def _socket_opens(client: Client) -> bool:
         connected, _ = await communicator.connect(timeout=5)
         return bool(connected)
     finally:
-        await communicator.disconnect()
+        # What is under test is the accept. Its consumer may end with the channel layer's
+        # old subscription's error after a restart (channels-redis and redis-py reconnect it
+        # from two tasks at once: "CLIENT SETINFO ... only SUBSCRIBE ... allowed", now and
+        # then): the socket is closing anyway, and the next one is accepted.
+        with contextlib.suppress(redis.ConnectionError):
+            await communicator.disconnect()
         await ticker.stop()
 
 
+# The old subscription's connection, cut by the restart, may be left unclosed (see above).
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
 async def test_first_websocket_after_a_redis_restart_is_accepted(
     own_server: PrivateServer, staff_client: Client
 ) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 import redis
@@ -81,7 +82,7 @@ def test_workers_lists_a_heartbeat(r: redis.Redis, staff_client: Client) -> None
     r.zadd("streamdesk:workers", {"w-1": now_ms})
     body = text(staff_client.get("/workers/"))
     assert "w-1" in body and "box" in body and "demo.echo 1-0" in body
-    assert "1 min 30 s" in body
+    assert re.search(r"1 min 3[0-4] s", body)  # the page is drawn a moment later on a busy box
 
 
 def test_stream_page_lists_entries_newest_first(

@@ -20,6 +20,8 @@ from workers import from_settings
 from workers.redis.client_names import worker_client_name
 from workers.redis.connection import connect
 
+pytestmark = pytest.mark.serial  # counts the whole server's commands or clients
+
 STREAM = "streamdesk:events"
 
 

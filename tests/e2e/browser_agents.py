@@ -1,4 +1,5 @@
-"""The agent of the console's action tests: it fails while a downstream service is "down".
+"""The agents of the console's action tests: one fails while a downstream service is "down",
+one runs long (until cancelled).
 
 Loaded by ``runworker`` subprocesses through ``STREAMDESK_AGENT_MODULES``. The test process
 does not import it (that would add its type to the test process's default registry).
@@ -6,6 +7,7 @@ does not import it (that would add its type to the test process's default regist
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import os
 from typing import Any
@@ -39,3 +41,9 @@ def flaky(event: Any, ctx: Any) -> dict[str, Any]:
     if client().exists(OUTAGE_KEY):
         raise DownstreamOutage("the downstream service is down")
     return dict(event.data.model_dump())
+
+
+@agent("browser.long", schema=FlakyData)
+async def long(event: Any, ctx: Any) -> None:
+    """Runs for two minutes unless an operator cancels it (the cancel tests)."""
+    await asyncio.sleep(120)

@@ -56,6 +56,7 @@ def test_a_worker_killed_between_two_steps_resumes_without_rerunning_the_first(
     assert steps == {"charge": "victim", "ship": "rescuer"}
 
 
+@pytest.mark.serial  # times calls by the second: not beside other tests' load
 def test_two_workers_sharing_a_budget_of_50_per_second_never_exceed_it(
     r: redis.Redis, runtime_workers: Workers
 ) -> None:

@@ -31,7 +31,7 @@ from workers.core.keys import DEFAULT_GROUP
 # Names of every action control the console has on these pages.
 ACTION_BUTTONS = re.compile(
     r"^(Retry|Retry all matching|Purge|Purge all matching|Preview|Retry now|Claim|Claim all|"
-    r"Dead-letter|Remove|Pause group|Resume group|Force re-run)$"
+    r"Dead-letter|Remove|Pause group|Resume group|Force re-run|Cancel|Cancel run)$"
 )
 # The production-like Django 403 pages: a refused role, or a missing/bad CSRF token.
 CSRF_FAILURE = "CSRF verification failed"

@@ -18,6 +18,7 @@ from tests.support.processes import Workers
 from tests.support.wait import wait_for
 
 pytestmark = [
+    pytest.mark.serial,
     pytest.mark.e2e,
     pytest.mark.django_db(transaction=True),
     pytest.mark.skipif(not CHROMIUM.exists(), reason=f"no Chromium at {CHROMIUM} (apt chromium)"),

@@ -79,6 +79,7 @@ def live_workers(r: redis.Redis, n: int) -> None:
     wait_for(lambda: len(collect(r, KEYS).workers) == n, 30, f"{n} live workers")
 
 
+@pytest.mark.serial  # judges liveness by the second: not beside other tests' load
 def test_failures_retries_and_duplicates_raise_no_mark(
     r: redis.Redis, workers: Workers, traffic: Traffic
 ) -> None:

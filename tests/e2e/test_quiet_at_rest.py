@@ -84,6 +84,7 @@ def owners(r: redis.Redis) -> set[str]:
     return {row["consumer"] for row in r.xpending_range(STREAM, GROUP, "-", "+", 100)}
 
 
+@pytest.mark.serial  # judges liveness by the second: not beside other tests' load
 def test_a_killed_workers_entries_are_reclaimed_within_claim_idle_plus_two_seconds(
     r: redis.Redis, quiet: Workers
 ) -> None:

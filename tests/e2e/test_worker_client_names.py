@@ -1,5 +1,5 @@
 """A real ``runworker``'s Redis connections carry its name (``streamdesk-worker:<consumer>``),
-its pause watcher's subscription included, so the server's CLIENT LIST tells them apart."""
+its pub/sub listener's subscription included, so the server's CLIENT LIST tells them apart."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from tests.support.processes import Workers
 from tests.support.wait import wait_for
 from workers.redis.client_names import WORKER, worker_client_name
 
-pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.serial, pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
 
 def named(r: redis.Redis, name: str) -> list[dict[str, str]]:
@@ -22,8 +22,8 @@ def test_a_runworkers_connections_carry_its_name(r: redis.Redis, workers: Worker
     workers.start("named-worker")
     wait_for(lambda: r.exists(KEYS.worker("named-worker")), 20, "the worker's heartbeat")
     name = worker_client_name("named-worker")
-    # The engine's connection(s), and the pause watcher's subscription (flag P).
-    wait_for(lambda: any("P" in c["flags"] for c in named(r, name)), 20, "the pause watcher")
+    # The engine's connection(s), and the pub/sub listener's subscription (flag P).
+    wait_for(lambda: any("P" in c["flags"] for c in named(r, name)), 20, "the pub/sub listener")
     assert len(named(r, name)) >= 2, r.client_list()
 
 

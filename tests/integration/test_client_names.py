@@ -1,6 +1,6 @@
 """Streamdesk's connections carry their names (CLIENT SETNAME in redis-py's handshake), so
 the server's CLIENT LIST tells a worker's from the console's: the sync and asyncio clients,
-the pause watcher's own subscription client, and the shared client of a runworker's threads."""
+the pub/sub listener's own subscription client, and the shared client of a runworker's threads."""
 
 from __future__ import annotations
 
@@ -11,9 +11,11 @@ import pytest
 import redis
 
 from workers import from_settings
-from workers.engine.pause import _unbounded
 from workers.redis.client_names import WORKER, worker_client_name
 from workers.redis.connection import aconnect, connect
+from workers.redis.listener import unbounded
+
+pytestmark = pytest.mark.serial  # counts the whole server's commands or clients
 
 NAME = worker_client_name("names-test")
 
@@ -34,18 +36,16 @@ def test_connect_names_its_connection(r: redis.Redis, worker: redis.Redis) -> No
     assert NAME in names(r)
 
 
-def test_aconnect_names_its_connections_and_the_pause_watchers(
-    r: redis.Redis, redis_url: str
-) -> None:
+def test_aconnect_names_its_connections_and_the_listeners(r: redis.Redis, redis_url: str) -> None:
     async def connected() -> list[str]:
         client = await aconnect(redis_url, client_name=worker_client_name("async-test"))
-        watcher = _unbounded(client)  # the pause watcher's own subscription client
+        watcher = unbounded(client)  # the pub/sub listener's own subscription client
         try:
             await client.ping()
             await watcher.ping()
             return [n for n in names(r) if n == "streamdesk-worker:async-test"]
         finally:
-            await watcher.connection_pool.disconnect()  # a pool it was given: not closed with it
+            await watcher.aclose()  # its own pool, closed with it
             await client.aclose()
 
     assert len(asyncio.run(connected())) == 2

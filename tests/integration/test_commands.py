@@ -9,6 +9,7 @@ import sys
 from datetime import UTC, datetime, timedelta
 from io import StringIO
 from pathlib import Path
+from typing import Any
 
 import pytest
 import redis
@@ -45,6 +46,7 @@ def test_our_runworker_wins_over_channels() -> None:
         "pause",
         "resume",
         "rerun",
+        "cancel",
         "jobs",
         "apitoken",
     ],
@@ -66,8 +68,7 @@ def test_streams_json_is_one_object_in_the_documented_shape(r: redis.Redis) -> N
     from tests.support.engine import xadd
 
     r.xgroup_create("streamdesk:events", "agents", id="0", mkstream=True)
-    for i in range(3):
-        xadd(r, {"type": "demo.echo", "data": {"n": i}})
+    ids = [xadd(r, {"type": "demo.echo", "data": {"n": i}}) for i in range(3)]
     r.xreadgroup("agents", "c1", {"streamdesk:events": ">"}, count=1)
     r.xadd("streamdesk:events:dead", {"event": "{}", "reason": "x"})
     r.hset("streamdesk:stats:streamdesk:events", mapping={"processed": 4, "idempotency_hits": 2})
@@ -81,6 +82,8 @@ def test_streams_json_is_one_object_in_the_documented_shape(r: redis.Redis) -> N
             "name": "streamdesk:events",
             "length": 3,
             "dead_letters": 1,
+            "first_id": ids[0],
+            "retention": None,  # no worker has trimmed it yet
             "groups": [{"name": "agents", "consumers": 1, "pending": 1, "lag": 2}],
         }
     ]
@@ -211,3 +214,22 @@ def test_up_banner_lines_up_the_childrens_pids() -> None:
     assert len({row.index("pid ") for row in rows}) == 1  # one column
     [database] = [line for line in out.getvalue().splitlines() if line.startswith("  database")]
     assert database.index(database.split()[1]) == rows[0].index("pid ")  # and the others' values
+
+
+def test_up_banner_gives_a_ready_to_paste_client_line_for_the_embedded_server(
+    settings: Any,
+) -> None:
+    from workers.management.commands.up import Command as Up
+    from workers.redis.embedded import valkey_binary
+
+    settings.REDIS_URL = ""
+    for url, tail in (
+        ("redis://127.0.0.1:40123/0", "-u redis://127.0.0.1:40123/0"),
+        ("unix:///tmp/x/valkey.sock", "-s /tmp/x/valkey.sock"),
+    ):
+        out = StringIO()
+        Up(stdout=out)._banner(url, True, [], {"no_console": True}, None)
+        [line] = [x for x in out.getvalue().splitlines() if x.startswith("  redis-cli:")]
+        cli = line.split()[1]
+        assert cli == str(valkey_binary().with_name("valkey-cli")) and line.endswith(tail)
+        assert subprocess.run([cli, "--version"], capture_output=True).returncode == 0

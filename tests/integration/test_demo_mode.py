@@ -41,6 +41,7 @@ EXAMPLE_APPS = {
     "workers.examples.security",
     "workers.examples.github",
     "workers.examples.deploys",
+    "workers.examples.refunds",
     "workers.examples.demo",
 }
 

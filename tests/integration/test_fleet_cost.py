@@ -14,6 +14,8 @@ from console.live.fleet_cost import FleetCost, FleetCostMeter
 from workers.redis.client_names import worker_client_name
 from workers.redis.connection import connect
 
+pytestmark = pytest.mark.serial  # counts the whole server's commands or clients
+
 NAME = worker_client_name("fleet-test")
 
 

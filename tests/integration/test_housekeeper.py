@@ -28,6 +28,7 @@ from workers.engine.timeline import Timeline
 from workers.gate import Gate
 from workers.monitor.sample import WORKER_WINDOW_MS, collect
 from workers.operations import actions
+from workers.redis.listener import Listener
 from workers.store.dbwriter import DbWriter
 
 
@@ -81,7 +82,9 @@ async def _follow(redis_url: str, config: EngineConfig) -> tuple[list[str | None
     status = Status(started_ms=1, processed=7, stopping=False)
     kept = Kept(client, config, lambda: status, halt)
     keeper, watch = kept.keeper, kept.watch
-    follow = asyncio.create_task(watch.follow())
+    listener = Listener(client)  # as the worker's: the watch handles the pause channel
+    listener.register(watch.channel, watch)
+    listener.attend()
     states = [keeper.info()["state"]]
     await _until(lambda: sync.pubsub_numsub(config.keys.pause_channel)[0][1] == 1)
     await asyncio.to_thread(actions.pause, sync, config.keys, config.stream, config.group, "alice")
@@ -94,14 +97,14 @@ async def _follow(redis_url: str, config: EngineConfig) -> tuple[list[str | None
     seen.append(watch.by)
     status = Status(started_ms=1, processed=7, stopping=True)
     states.append(keeper.info()["state"])
-    follow.cancel()
-    await asyncio.gather(follow, return_exceptions=True)
+    await listener.leave()
     await kept.close()
     await client.aclose()
     sync.close()
     return seen, states, halted
 
 
+@pytest.mark.serial  # counts the whole server's commands or subscribers
 def test_pause_watch_hears_each_pause_and_resume_on_the_channel(
     r: redis.Redis, redis_url: str, config: EngineConfig
 ) -> None:

@@ -22,6 +22,8 @@ from workers.monitor.sample import collect
 from workers.redis.embedded import PrivateServer
 from workers.redis.pipelines import server_ms
 
+pytestmark = pytest.mark.serial  # counts the whole server's commands or clients
+
 KEYS = Keys()
 STREAMS = ("orders", "mail")
 

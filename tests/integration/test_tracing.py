@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
+import time
 from typing import Any
 
 import pytest
@@ -228,3 +229,19 @@ def test_an_attempt_its_sampler_dropped_records_no_span_but_keeps_the_trace_curr
     assert json.loads(fields["event"])["traceparent"].endswith("-00")
     assert worker.processed == 1 and seen == [trace_id]
     assert spans.get_finished_spans() == ()
+
+
+def test_a_delayed_event_keeps_the_traceparent_of_its_publish(
+    r: redis.Redis, spans: InMemorySpanExporter
+) -> None:
+    from workers import publish
+    from workers.core.keys import Keys
+    from workers.timers.delayed import Mover
+
+    publish("demo.echo", {"n": 1}, delay_s=0.001)
+    time.sleep(0.01)
+    Mover(r, Keys()).move_due(STREAM)
+    [(_, fields)] = r.xrange(STREAM)
+    [send] = by_name(spans.get_finished_spans())[f"send {STREAM}"]
+    _, trace_id, span_id, _ = json.loads(fields["event"])["traceparent"].split("-")
+    assert (trace_id, span_id) == (f"{send.context.trace_id:032x}", f"{send.context.span_id:016x}")

@@ -22,7 +22,7 @@ class Refused(Exception):
 
 @dataclass(slots=True)
 class Row:
-    status: str  # as ``RunStatus``: running, succeeded, failed, dead
+    status: str  # as ``RunStatus``: running, succeeded, failed, dead, cancelled
     lease: str
     fence: str = ""
     result: Any = None
@@ -48,7 +48,11 @@ class MemoryRunStore:
         return isinstance(exc, ConnectionError)
 
     def done_among(self, hashes: list[str]) -> set[str]:
-        return {h for h in hashes if h in self.rows and self.rows[h].status == "succeeded"}
+        return {
+            h
+            for h in hashes
+            if h in self.rows and self.rows[h].status in ("succeeded", "cancelled")
+        }
 
     def quick_lookup(self) -> None:
         return None
@@ -74,6 +78,12 @@ class MemoryRunStore:
     def fail(self, finishes: list[Finish]) -> None:
         self._check(finishes)
         self._close(finishes, fenced=True)
+
+    def wait(self, finishes: list[Finish]) -> None:
+        self._check(finishes)
+        for f in finishes:
+            if self._open(f.run, fenced=True):
+                self.rows[f.run.event_hash] = Row("waiting", f.run.lease)
 
     def mark_dead(self, finishes: list[Finish]) -> None:
         self._check(finishes)
@@ -111,7 +121,7 @@ class MemoryRunStore:
         row = self.rows.get(run.event_hash)
         if row is None:
             return True
-        if row.status == "succeeded":
+        if row.status in ("succeeded", "cancelled"):
             return False
         if row.status == "dead" and row.entry == (run.stream, run.entry_id):
             return False  # runs.dead_entry_fence

@@ -8,13 +8,17 @@ import inspect
 import re
 from pathlib import Path
 
-from workers.core.keys import DEFAULT_STREAM, Keys, dead_stream
+from workers.core.keys import DEFAULT_GROUP, DEFAULT_STREAM, Keys, dead_stream, deferred_entries
 from workers.redis import stats
 from workers.redis.consumers import pruned_field
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "configuration.md"
-# Keys not built by ``Keys``: the default stream and its dead letters.
-STREAM_KEYS = {DEFAULT_STREAM, dead_stream(DEFAULT_STREAM)}
+# Keys not built by ``Keys``: the default stream, its dead letters and its group's deferrals.
+STREAM_KEYS = {
+    DEFAULT_STREAM,
+    dead_stream(DEFAULT_STREAM),
+    deferred_entries(DEFAULT_STREAM, DEFAULT_GROUP),
+}
 
 
 def table_after(heading: str) -> list[list[str]]:

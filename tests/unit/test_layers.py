@@ -22,12 +22,29 @@ ALLOWED: dict[str, set[str]] = {
     "store": {"core", "models"},
     "runtime": {"core", "models"},
     "policy": {"core"},
-    "monitor": {"core", "redis", "runtime"},
-    "engine": {"core", "models", "gate", "redis", "store", "runtime", "monitor", "policy"},
-    "operations": {"core", "models", "gate", "redis", "store"},
+    "monitor": {"core", "redis", "runtime", "retention"},
+    "engine": {
+        "core",
+        "models",
+        "gate",
+        "redis",
+        "store",
+        "runtime",
+        "monitor",
+        "policy",
+        "waits",
+        "retention",
+    },
+    # How far back streams reach: the trim by age and length, and its record.
+    "retention": {"core", "redis"},
+    # Runs that wait (ctx.sleep, ctx.wait_for_event) and the operators' answers.
+    "waits": {"core", "redis"},
+    # Delayed and scheduled events; the recorder's lease is the fleet's lease pattern.
+    "timers": {"core", "redis", "monitor"},
+    "operations": {"core", "models", "gate", "redis", "store", "waits"},
     # publish() with no client falls back to this process's settings: the public API's edge.
-    "producers": {"core", "models", "redis", "from_settings"},
-    "from_settings": {"core", "redis", "runtime"},
+    "producers": {"core", "models", "redis", "from_settings", "timers"},
+    "from_settings": {"core", "redis", "runtime", "timers"},
 }
 
 

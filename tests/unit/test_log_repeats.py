@@ -145,3 +145,14 @@ def test_flush_repeats_reports_the_counts_of_every_filter_alive(
         logger.warning(FAILED, f"KeyError: {n}", 0)
     flush_repeats()
     assert lines.lines[1] == "agent failed: KeyError (x2 more in the last 0 s)"
+
+
+def test_repeat_filter_summary_of_a_template_of_placeholders_says_the_first_line(
+    log: tuple[logging.Logger, RepeatFilter, Lines],
+) -> None:
+    """django.request logs "%s: %s" (reason, path): its summary says the words, not "%s"."""
+    logger, repeats, lines = log
+    for _ in range(3):
+        logger.warning("%s: %s", "Not Found", "/missing")
+    repeats.flush()
+    assert lines.lines == ["Not Found: /missing", "Not Found: /missing (x2 more in the last 0 s)"]

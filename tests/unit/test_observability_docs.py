@@ -26,7 +26,7 @@ def full_sample() -> Sample:
     consumer = ConsumerInfo("w1", pending=1, idle_ms=5, inactive_ms=5, live=True)
     group = GroupInfo("s", "g", [consumer], 1, 0, 3, "3-0", "1-0", 2_000, paused_by="alice at noon")
     counters = dict.fromkeys(stats.COUNTERS, 1)
-    stream = StreamInfo("s", True, 3, 3, "3-0", 1, counters, [group])
+    stream = StreamInfo("s", True, 3, 3, "3-0", 1, counters, [group], first_id="1-0")
     worker = WorkerInfo("w1", "h", 1, "s", "g", 8, 1, 1, "", "running", 0, 0)
     level = Level(Budget("github", 5.0, 10), 4.5, 3, 1, 0)
     usage = {"demo.echo": dict.fromkeys(stats.USAGE_FIELDS, 1.0)}

@@ -48,6 +48,11 @@ class EngineConfig:
     timeline: bool = True
     # Partition streams of ``stream`` (workers/core/partitions.py); 1 keeps its own key.
     partitions: int = 1
+    # Retention (workers/retention): entries older than this are trimmed (MINID ~), never one
+    # a group still needs; 0 keeps them for ever. A week, as the gate's done records.
+    retention_s: int = 7 * 24 * 3600
+    # A cap on the stream's length (MAXLEN ~), within the same bound; 0: no cap.
+    max_len: int = 0
 
     def __post_init__(self) -> None:
         positive = ("concurrency", "batch_size", "max_deliveries", "claim_idle_ms", "lease_ms")
@@ -62,8 +67,9 @@ class EngineConfig:
             )
         if not (math.isfinite(self.agent_timeout_s) and self.agent_timeout_s >= 0):
             raise ConfigurationError(f"agent_timeout_s must be >= 0, got {self.agent_timeout_s}")
-        if self.consumer_prune_s < 0:
-            raise ConfigurationError(f"consumer_prune_s must be >= 0, got {self.consumer_prune_s}")
+        for name in ("consumer_prune_s", "retention_s", "max_len"):
+            if getattr(self, name) < 0:
+                raise ConfigurationError(f"{name} must be >= 0, got {getattr(self, name)}")
         if not self.stream or keys.is_dead_stream(self.stream):
             raise ConfigurationError(f"{self.stream!r} is not a stream workers can consume")
         if self.partitions != 1:
@@ -158,6 +164,8 @@ def options_from_env() -> dict[str, Any]:
         "consumer_prune_s": ("STREAMDESK_CONSUMER_PRUNE_S", 0),
         "max_event_bytes": ("STREAMDESK_MAX_EVENT_BYTES", 1),
         "partitions": ("STREAMDESK_PARTITIONS", 1),
+        "retention_s": ("STREAMDESK_RETENTION_S", 0),
+        "max_len": ("STREAMDESK_MAX_LEN", 0),
     }
     defaults = EngineConfig.__dataclass_fields__
     out: dict[str, Any] = {}

@@ -152,3 +152,27 @@ class Deferred(BaseException):
         super().__init__(f"rate budget {budget!r} spent; next token in {wait_ms} ms")
         self.budget = budget
         self.wait_ms = wait_ms
+
+
+class Suspended(BaseException):
+    """Raised by ``ctx.sleep`` / ``ctx.wait_for_event`` once the wait is written down: the
+    engine acks the entry and releases the lease, and the run gives back its slot until the
+    wait ends (workers/waits/). A ``BaseException``, like ``Deferred``, so an agent's
+    ``except Exception`` cannot swallow it. ``waits_for``: what the timeline says."""
+
+    def __init__(self, waits_for: str, until_ms: int) -> None:
+        super().__init__(waits_for)
+        self.waits_for = waits_for
+        self.until_ms = until_ms
+
+
+class InvalidSchedule(ConfigurationError):
+    """A schedule cannot be used: a cron expression that does not parse or never fires, an
+    unknown time zone, a missing event type (workers/timers)."""
+
+
+class InvalidDelay(EventError):
+    """``publish(delay_s=...)`` or ``at=`` is not a time to publish at: negative, not a
+    number, a naive datetime, or both given. Nothing was written."""
+
+    reason = "invalid-delay"

@@ -14,6 +14,21 @@ def dead_stream(stream: str) -> str:
     return f"{stream}{DEAD_SUFFIX}"
 
 
+def deferred_entries(stream: str, group: str) -> str:
+    """The group's entries deferred for a rate budget's token, by when each is due
+    (workers/engine/defer.py). Named after the stream, in its cluster slot (one script
+    takes entries from both): ``streamdesk:{events:3}:deferred:agents`` for a partition,
+    ``{streamdesk:events}:deferred:agents`` for a stream without a hash tag."""
+    tagged = slot_tag(stream) != stream
+    return f"{stream if tagged else '{' + stream + '}'}:deferred:{group}"
+
+
+def _in_slot_of(stream: str) -> str:
+    """``stream`` itself if it has a hash tag, else ``{stream}``: a key named after it then
+    lands in its cluster slot."""
+    return stream if slot_tag(stream) != stream else "{" + stream + "}"
+
+
 def is_dead_stream(stream: str) -> bool:
     return stream.endswith(DEAD_SUFFIX)
 
@@ -110,6 +125,13 @@ class Keys:
         resumed, so workers learn it without polling (workers/engine/pause.py)."""
         return f"{self.prefix}paused"
 
+    @property
+    def cancel_channel(self) -> str:
+        """Pub/sub channel told an event hash when an operator asks to cancel its running
+        agent; the request itself is on the gate record, which the lease renewal reads
+        (workers/cancel/)."""
+        return f"{self.prefix}cancel"
+
     def sweep(self, stream: str, group: str) -> str:
         """Held by the worker that sweeps the group's pending entries next; it expires when
         the next sweep is due (workers/engine/sweep.py): one sweep per group for the fleet."""
@@ -120,6 +142,87 @@ class Keys:
         duplicate waiting on its twin's lease) is due again: a sorted set of entry ids scored
         by due time (ms). The engine keeps that wait as an idle time nobody can read back."""
         return f"{self.prefix}waits:{stream}:{group}"
+
+    def delayed(self, stream: str) -> str:
+        """Events published with a delay (``publish(delay_s=)``, workers/timers), waiting to
+        enter ``stream``: a sorted set of envelope JSON scored by when each is due (ms). In
+        the stream's cluster slot, as one script moves the due ones into it:
+        ``{streamdesk:events}:delayed``, ``streamdesk:{events:3}:delayed`` for a partition."""
+        return f"{_in_slot_of(stream)}:delayed"
+
+    def wait(self, stream: str, event_hash: str) -> str:
+        """The wait of one run that gave back its slot (``ctx.sleep``, ``ctx.wait_for_event``,
+        workers/waits): a hash (state, what it waits for, since, until, the answer). One per
+        run, as a run waits for one thing at a time; in the stream's cluster slot."""
+        return f"{_in_slot_of(stream)}:wait:{event_hash}"
+
+    def waiting(self, stream: str) -> str:
+        """Every run waiting on ``stream``: a sorted set of event hashes scored by when each
+        began to wait (ms), so the console pages through them without a scan."""
+        return f"{_in_slot_of(stream)}:waiting"
+
+    def wait_shapes(self, stream: str, event_type: str) -> str:
+        """The match shapes waits on events of ``event_type`` use (a hash: the sorted field
+        names, joined by a space -> how many waits use it): a worker reads it once per batch
+        per type to know which index sets an event could be in."""
+        return f"{_in_slot_of(stream)}:wait-shapes:{event_type}"
+
+    def awaited_types(self, stream: str) -> str:
+        """Every event type a run on ``stream`` has waited for (a set, never trimmed: one
+        name per type): an event of such a type that no agent takes is an answer, acked
+        even when it answers nothing (a late or repeated answer), not dead-lettered."""
+        return f"{_in_slot_of(stream)}:awaited-types"
+
+    def wait_index(self, stream: str, digest: str) -> str:
+        """The waits one exact match is waiting for: a set of event hashes, named by the
+        digest of (type, fields, values) (``workers/core/matching.py``)."""
+        return f"{_in_slot_of(stream)}:wait-on:{digest}"
+
+    @property
+    def delayed_streams(self) -> str:
+        """A set of every stream that has had delayed events, so the timer finds their
+        sorted sets without a SCAN (never trimmed: one name per stream)."""
+        return f"{self.prefix}timers:delayed"
+
+    def schedule_ticks(self, stream: str) -> str:
+        """The last tick of each schedule published to ``stream`` (a hash: schedule name ->
+        tick, epoch ms), in the stream's slot: one script checks it and XADDs the tick's
+        event, so a tick is published once however many timers race (workers/timers)."""
+        return f"{_in_slot_of(stream)}:schedules"
+
+    def retention(self, stream: str) -> str:
+        """The stream's last trim by retention (a hash: when, by whom, the settings it used,
+        what it cut, what held it back, when the next is due; workers/retention). In the
+        stream's slot: one script checks the turn, trims and records."""
+        return f"{_in_slot_of(stream)}:retention"
+
+    @property
+    def timers_lease(self) -> str:
+        """Held by the one process that runs the fleet's timer (moves due delayed events,
+        publishes schedule ticks); a key with an expiry, renewed while it works."""
+        return f"{self.prefix}timers:lease"
+
+    @property
+    def timers_channel(self) -> str:
+        """Pub/sub channel that wakes the timer early: a publisher says when a delayed event
+        became the first due of its stream; a timer says when it stops. Only a wake-up: the
+        sorted sets are the truth."""
+        return f"{self.prefix}timers:wake"
+
+    def flow_entries(self, stream: str, group: str) -> str:
+        """Flow control (workers/flow): each keyed entry of the group, by id, with its key's
+        queue and limit (``<limit>TAB<queue key>``), from its first read until it is acked."""
+        return f"{self.prefix}flow:{stream}:{group}:entries"
+
+    def flow_queue(self, stream: str, group: str, event_type: str, key_value: str) -> str:
+        """One key's queue: a sorted set of its unsettled entries in publish order; the first
+        ``concurrency`` may run. The read script builds the name (``workers/flow``)."""
+        return f"{self.prefix}flow:{stream}:{group}:q:{event_type}:{key_value}"
+
+    def flow_index(self, stream: str, group: str) -> str:
+        """The group's non-empty key queues, scored by when each last took an entry (ms):
+        the console lists keys from it, never by SCAN."""
+        return f"{self.prefix}flow:{stream}:{group}:keys"
 
     def retired_history(self, resolution: str) -> str:
         """Where the console's sampler kept its history (``1s``, ``1m``) before the recorder;
@@ -150,6 +253,11 @@ class Keys:
         """Events holding a reserved token of budget ``name`` (a sorted set: event hash -> when
         its token is due, ms), beside its bucket."""
         return f"{self.budget(name)}:held"
+
+    def budget_keys(self, name: str) -> str:
+        """The live keyed buckets of budget ``name`` (a sorted set: bucket, e.g. ``github:42``
+        -> when its keys expire, server ms), so the console counts them without a SCAN."""
+        return f"{self.budget(name)}:keys"
 
     @property
     def channels(self) -> str:

@@ -133,6 +133,13 @@ def failure_class(record: logging.LogRecord) -> str:
     return str(reason) if reason else record.getMessage()
 
 
+def _first_line(record: logging.LogRecord) -> str:
+    try:
+        return record.getMessage().split("\n", 1)[0][:300]
+    except Exception:  # a message whose arguments do not fit it: the template itself
+        return str(record.msg)
+
+
 def _head(template: str) -> str:
     """``"agent failed (%s); retry in %d ms"`` -> ``"agent failed"``."""
     return template.split("%", 1)[0].rstrip(" (:;,") or template
@@ -141,6 +148,9 @@ def _head(template: str) -> str:
 @dataclass(slots=True)
 class _Window:
     started_s: float
+    # The first line of the window as it was printed: the summary's head when the template
+    # has no words before its first placeholder (django.request's "%s: %s").
+    first: str = ""
     repeats: int = 0
     timer: threading.Timer | None = None
 
@@ -182,7 +192,7 @@ class RepeatFilter(logging.Filter):
             if window is None or now_s - window.started_s >= self.window_s:
                 if len(self._windows) >= MAX_WINDOWS:
                     self._forget_ended(now_s)
-                self._windows[key] = _Window(now_s)
+                self._windows[key] = _Window(now_s, _first_line(record))
                 return True
             window.repeats += 1
             if window.timer is None:
@@ -221,10 +231,15 @@ class RepeatFilter(logging.Filter):
     def _summary(self, key: tuple[str, int, str, str], window: _Window) -> None:
         name, level, template, failure = key
         span_s = min(time.monotonic() - window.started_s, self.window_s)
+        head = _head(template)
+        if "%" in head:  # nothing but placeholders (django.request's): the first line's words
+            head, failure = (
+                window.first.rsplit(": ", 1) if ": " in window.first else (window.first, "the same")
+            )
         logging.getLogger(name).log(
             level,
             "%s: %s (x%d more in the last %.0f s)",
-            _head(template),
+            head,
             failure,
             window.repeats,
             span_s,

@@ -25,6 +25,8 @@ class Run:
     takeover: bool = False
     # The entry's delivery count when this attempt started.
     deliveries: int = 0
+    # The agent's version (``AgentSpec.version``).
+    version: str = ""
 
 
 @dataclass(slots=True)

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import builtins
+import hashlib
 import inspect
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -17,6 +19,8 @@ from workers.core.retry import Retry
 Handler = Callable[..., Any]
 # Called once when an agent's event is dead-lettered: ``on_failure(event, failure)``.
 FailureHook = Callable[..., Any]
+# ``key=``: the event's subject, or a dotted path into its data.
+_KEY = re.compile(r"^(subject|data(\.[A-Za-z_][\w-]*)+)$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,8 +31,17 @@ class Declared:
     max_deliveries: int | None = None
     retry: Retry | None = None
     on_failure: FailureHook | None = None
+    # Flow control (workers/flow): runs of one key value at once, across the fleet.
+    key: str | None = None
+    concurrency: int | None = None
 
     def __post_init__(self) -> None:
+        if self.key is not None and not _KEY.match(self.key):
+            raise ConfigurationError(
+                f"key must be 'subject' or 'data.<field>' (a dotted path), got {self.key!r}"
+            )
+        if self.concurrency is not None and self.concurrency < 1:
+            raise ConfigurationError(f"concurrency must be >= 1, got {self.concurrency}")
         if self.timeout_s is not None and not self.timeout_s >= 0:
             raise ConfigurationError(f"timeout_s must be >= 0 (0: none), got {self.timeout_s!r}")
         if self.max_deliveries is not None and self.max_deliveries < 1:
@@ -47,10 +60,36 @@ class AgentSpec:
     # A schema-only type (webhook mappings): publish validates it, a real agent replaces it.
     placeholder: bool = False
     declared: Declared = NOTHING_DECLARED
+    # Which version of the agent ran: declared (``version="2"``), else a hash of the
+    # handler's code; recorded on each run, so runs of two versions can be told apart.
+    version: str = ""
 
     @property
     def name(self) -> str:
         return f"{self.handler.__module__}.{self.handler.__qualname__}"
+
+
+MAX_VERSION_CHARS = 64
+
+
+def check_version(version: Any) -> str:
+    if not isinstance(version, str) or not 0 < len(version) <= MAX_VERSION_CHARS:
+        raise ConfigurationError(
+            f"version must be a string of 1 to {MAX_VERSION_CHARS} characters, got {version!r}"
+        )
+    return version
+
+
+def code_version(handler: Handler) -> str:
+    """12 hex digits of a hash of the handler's source (its code object's bytes and
+    constants when the source cannot be read): a changed body, a changed version. Only the
+    handler itself: a change in a helper it calls needs ``version=``."""
+    try:
+        text = inspect.getsource(handler).encode()
+    except (OSError, TypeError):
+        code = getattr(handler, "__code__", None)
+        text = repr((code.co_code, code.co_consts)).encode() if code else repr(handler).encode()
+    return hashlib.sha256(text).hexdigest()[:12]
 
 
 async def _no_agent(event: Any, ctx: Any) -> None:
@@ -70,12 +109,14 @@ class Registry:
         schema: type[BaseModel],
         handler: Handler,
         declared: Declared = NOTHING_DECLARED,
+        version: str | None = None,
     ) -> AgentSpec:
         existing = self._specs.get(event_type)
         if existing is not None and not existing.placeholder and existing.handler is not handler:
             raise ValueError(f"event type {event_type!r} already has an agent: {existing.name}")
         is_async = inspect.iscoroutinefunction(handler)
-        spec = AgentSpec(event_type, schema, handler, is_async, declared=declared)
+        version = check_version(version) if version is not None else code_version(handler)
+        spec = AgentSpec(event_type, schema, handler, is_async, declared=declared, version=version)
         self._specs[event_type] = spec
         return spec
 
@@ -98,13 +139,20 @@ class Registry:
         max_deliveries: int | None = None,
         retry: Retry | None = None,
         on_failure: FailureHook | None = None,
+        key: str | None = None,
+        concurrency: int | None = None,
+        version: str | None = None,
     ) -> Callable[[Handler], Handler]:
-        """Decorator: ``@registry.agent("github.issue.opened", schema=IssueOpened)``; the
-        keywords (docs/agents.md) default to the worker's settings."""
-        declared = Declared(timeout_s, max_deliveries, retry, on_failure)
+        """Decorator: ``@registry.agent("github.issue.opened", schema=IssueOpened)``.
+        ``timeout_s`` (0: none), ``max_deliveries`` and ``retry`` default to the worker's
+        settings; ``on_failure(event, failure)`` is called once when its event is
+        dead-lettered; ``key`` and ``concurrency``: at most that many runs per key value at
+        once, in publish order, across every worker (docs/flow.md, docs/agents.md);
+        ``version``: recorded on each run (default: a hash of the handler's code)."""
+        declared = Declared(timeout_s, max_deliveries, retry, on_failure, key, concurrency)
 
         def decorate(handler: Handler) -> Handler:
-            self.register(event_type, schema, handler, declared)
+            self.register(event_type, schema, handler, declared, version)
             return handler
 
         return decorate
@@ -135,23 +183,5 @@ class Registry:
 default_registry = Registry()
 
 
-def agent(
-    event_type: str,
-    *,
-    schema: type[BaseModel],
-    timeout_s: float | None = None,
-    max_deliveries: int | None = None,
-    retry: Retry | None = None,
-    on_failure: FailureHook | None = None,
-) -> Callable[[Handler], Handler]:
-    """Register an agent in the default registry (agents live in an app's ``agents.py``).
-    ``timeout_s`` (0: none), ``max_deliveries`` and ``retry`` default to the worker's
-    settings; ``on_failure(event, failure)`` is called once when its event is dead-lettered."""
-    return default_registry.agent(
-        event_type,
-        schema=schema,
-        timeout_s=timeout_s,
-        max_deliveries=max_deliveries,
-        retry=retry,
-        on_failure=on_failure,
-    )
+# ``@agent(...)``: register in the default registry (agents live in an app's ``agents.py``).
+agent = default_registry.agent

@@ -26,6 +26,13 @@ class Kind(StrEnum):
     DEAD_LETTERED = "dead_lettered"  # written to <stream>:dead and acked
     DELETED = "deleted"  # the entry was deleted from the stream while pending
     DEFERRED = "deferred"  # out of a tool's rate budget: the lease released, rerun when due
+    CANCELLED = "cancelled"  # an operator cancelled it: the run ended, the entry acked
+    # An operator asked to cancel it while it ran: its worker stops the agent (a sync agent's
+    # thread only when it returns), then writes ``cancelled``.
+    CANCEL_REQUESTED = "cancel_asked"
+    # It waits (ctx.sleep, ctx.wait_for_event): the entry acked, the lease released, no slot
+    # held; its event comes back when the wait ends (workers/waits/).
+    WAITING = "waiting"
 
 
 @dataclass(frozen=True, slots=True)

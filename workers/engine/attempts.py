@@ -8,7 +8,7 @@ import logging
 import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from workers.core import tracing
 from workers.core.config import EngineConfig
@@ -18,6 +18,10 @@ from workers.engine.intake import Rejected, Runnable
 from workers.gate import Gate, Outcome, lease_name
 from workers.policy import max_deliveries_of
 from workers.redis.bus import Delivery
+
+if TYPE_CHECKING:
+    from workers.cancel.requests import CancelRequest
+    from workers.runtime.context import AgentContext
 
 log = logging.getLogger("streamdesk.worker")
 
@@ -38,6 +42,9 @@ class Attempt:
     # With tracing on: when the batch's gate call began (time.time_ns), and the spans.
     gated_ns: int = 0
     trace: tracing.AttemptTrace | None = None
+    # Its agent's context once ``_run`` made it; an operator's cancel request (workers/cancel/).
+    ctx: AgentContext | None = None
+    cancel: CancelRequest | None = None
 
     @property
     def event_hash(self) -> str:
@@ -85,6 +92,8 @@ class Settlement:
     hits: list[Delivery]
     deleted: list[Delivery]
     busy: list[Delivery]
+    # Events no agent takes that answered a waiting run: acked (workers/waits/).
+    answered: list[Rejected] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -118,6 +127,7 @@ def run_record(
         started_at=started,
         takeover=takeover,
         deliveries=runnable.delivery.deliveries,
+        version=runnable.spec.version,
     )
 
 

@@ -14,7 +14,9 @@ from typing import TYPE_CHECKING, Any
 
 from workers.engine.ports import UsesPorts
 from workers.engine.timeline import START_LINGER_S
+from workers.gate import CANCEL_ASKED
 from workers.redis import consumers, stats
+from workers.retention import Retention, trim_turn
 
 if TYPE_CHECKING:
     from workers.engine.attempts import Attempt
@@ -64,8 +66,8 @@ class Status:
 class Housekeeper(UsesPorts):
     """Given the worker's collaborators: ``inflight`` (its attempts by event hash, read at
     each renewal and beat), ``hold_deferrals`` (keeps deferred entries from being reclaimed),
-    ``pause`` (the group's pause flag, for the heartbeat's state) and ``status()`` for the
-    heartbeat."""
+    ``pause`` (the group's pause flag, for the heartbeat's state), ``status()`` for the
+    heartbeat and ``on_cancel`` (workers/cancel/), told of cancel requests the renewal found."""
 
     def __init__(
         self,
@@ -75,8 +77,10 @@ class Housekeeper(UsesPorts):
         hold_deferrals: Callable[[], Awaitable[None]],
         pause: PauseWatch,
         status: Callable[[], Status],
+        on_cancel: Callable[[list[Attempt]], None] = lambda attempts: None,
     ) -> None:
         super().__init__(ports)
+        self.on_cancel = on_cancel  # attempts whose gate records carry a cancel request
         self.inflight = inflight
         self.hold_deferrals = hold_deferrals
         self.pause = pause
@@ -119,6 +123,7 @@ class Housekeeper(UsesPorts):
                     attempt.lease,
                     extra=attempt.log_fields(),
                 )
+        self.on_cancel([a for a, ok in zip(attempts, held, strict=True) if ok == CANCEL_ASKED])
         # Reset the idle time of entries still ours, so no one reclaims a long agent's entry
         # (or its waiting duplicates) and inflates their delivery counts.
         ids: list[Any] = [
@@ -136,13 +141,15 @@ class Housekeeper(UsesPorts):
         """The group's fleet-wide chores, on this worker's turns at its sweep (so a fleet
         does them about once per turn, not once per worker), at most every
         ``prune_every_s`` (a minute when pruning is off): trim the workers index, look for
-        ghost consumers. A failed chore is logged, not raised: it must not cost the sweep."""
+        ghost consumers, trim the stream by retention. A failed chore is logged, not raised:
+        it must not cost the sweep."""
         every_s = prune_every_s(self.config.consumer_prune_s)
         now = time.monotonic()
         if self._chores_at is not None and now - self._chores_at < (every_s or PRUNE_EVERY_MAX_S):
             return
         self._chores_at = now
-        chores = [self.trim_index] + ([self.prune] if every_s is not None else [])
+        chores = [self.trim_index, self.trim_stream]
+        chores += [self.prune] if every_s is not None else []
         for chore in chores:
             try:
                 await chore()
@@ -155,6 +162,18 @@ class Housekeeper(UsesPorts):
         add up)."""
         old_ms = int(time.time() * 1000) - INDEX_KEEP_MS
         await self.client.zremrangebyscore(self.keys.workers_index, "-inf", old_ms)
+
+    async def trim_stream(self) -> None:
+        """Trim the stream by its retention (workers/retention: the engine's one seam). The
+        stream's record says when the next trim is due, so whichever worker's chores come
+        round first after that trims, once a minute for the fleet; the others' calls return
+        at once."""
+        c = self.config
+        done = await trim_turn(self.client, self.keys, c.stream, Retention.of(c), by=c.consumer)
+        if done.trimmed:
+            log.info("retention: trimmed %d entries of %s", done.trimmed, c.stream)
+        if done.note:
+            log.warning("retention of %s: %s", c.stream, done.note)
 
     async def prune(self) -> None:
         """Remove the group's ghost consumers (``consumers.prune``), audited."""

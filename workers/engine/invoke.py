@@ -14,7 +14,7 @@ from typing import Any
 
 from workers.core import tracing
 from workers.core.config import EngineConfig
-from workers.core.errors import Deferred
+from workers.core.errors import Deferred, Suspended
 from workers.core.storable import describe
 from workers.engine.attempts import Attempt
 from workers.engine.outcomes import Settled
@@ -23,7 +23,7 @@ from workers.runtime.context import AgentContext, Services, SyncAgentContext
 
 
 def context_for(services: Services, config: EngineConfig, attempt: Attempt) -> AgentContext:
-    return AgentContext(
+    attempt.ctx = ctx = AgentContext(
         services,
         consumer=config.consumer,
         stream=config.stream,
@@ -34,7 +34,10 @@ def context_for(services: Services, config: EngineConfig, attempt: Attempt) -> A
         deliveries=attempt.delivery.deliveries,
         lease=attempt.lease,
         entry_id=attempt.delivery.entry_id,
+        envelope=attempt.runnable.event.envelope,
     )
+    ctx.cancelled = attempt.cancel is not None
+    return ctx
 
 
 def failed(attempt: Attempt, exc: BaseException) -> Settled:
@@ -43,6 +46,8 @@ def failed(attempt: Attempt, exc: BaseException) -> Settled:
     ``GeneratorExit`` or a CancelledError let out of a helper task, is its failure."""
     if isinstance(exc, Deferred):
         return Settled(attempt, ok=False, error=str(exc), wait_ms=exc.wait_ms)
+    if isinstance(exc, Suspended):  # it waits, holding nothing (workers/waits/)
+        return Settled(attempt, ok=False, error=exc.waits_for, waits_for=exc.waits_for)
     failure = classify(exc, attempt.runnable.spec.declared.retry)
     if failure.wait_ms is not None:  # a Retry-After: a wait like a budget's, not a delivery
         return Settled(attempt, ok=False, error=describe_short(exc), wait_ms=failure.wait_ms)
@@ -78,6 +83,8 @@ async def invoke(
         with attempt.trace.running(event.type):
             return await invoke(attempt, ctx, executor, timeout_s, traced=False)
     timeout_s = timeout_s_of(spec, timeout_s)
+    if ctx.cancelled:  # cancelled before its agent started (workers/cancel/): never starts
+        raise asyncio.CancelledError("cancelled before it started")
     token = ctx.enter()
     try:
         if spec.is_async:

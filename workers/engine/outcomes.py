@@ -35,6 +35,8 @@ class Settled:
     refused: bool = False
     # How it failed, beyond raising: ``timeout`` or ``non-retriable`` (core/retry.py).
     kind: str = ""
+    # It waits (``ctx.sleep``, ``ctx.wait_for_event``): what for, in words (workers/waits/).
+    waits_for: str | None = None
 
     def finish(self, dead: bool = False) -> Finish:
         result = None if self.refused else self.result
@@ -67,15 +69,20 @@ class Stored:
     decisions: list[Decision]
     deferred: list[Settled]
     committed: set[str] = field(default_factory=set)
+    # Runs that gave back their slot to wait: acked, their leases released.
+    waiting: list[Settled] = field(default_factory=list)
 
 
 def sort_outcomes(batch: list[Settled], policy: RetryPolicy) -> Stored:
     """``policy``: the worker's; each agent's declarations go over it (``policy_of``)."""
     oks = [s for s in batch if s.ok and not s.refused]
     deferred = [s for s in batch if s.wait_ms is not None and not s.refused]
-    fails = [s for s in batch if s.refused or (not s.ok and s.wait_ms is None)]
+    waiting = [s for s in batch if s.waits_for is not None and not s.refused]
+    fails = [
+        s for s in batch if s.refused or (not s.ok and s.wait_ms is None and s.waits_for is None)
+    ]
     decisions = [UNSTORABLE if s.refused else decide(s, policy) for s in fails]
-    return Stored(oks, fails, decisions, deferred)
+    return Stored(oks, fails, decisions, deferred, waiting=waiting)
 
 
 def decide(failed: Settled, policy: RetryPolicy) -> Decision:
@@ -91,6 +98,7 @@ def merge(parts: list[Stored]) -> Stored:
         [d for p in parts for d in p.decisions],
         [s for p in parts for s in p.deferred],
         set().union(*(p.committed for p in parts)),
+        [s for p in parts for s in p.waiting],
     )
 
 
@@ -104,6 +112,7 @@ def subset(stored: Stored, part: list[Settled]) -> Stored:
         [d for _, d in fails],
         [s for s in stored.deferred if id(s) in keep],
         stored.committed,
+        [s for s in stored.waiting if id(s) in keep],
     )
 
 
@@ -120,6 +129,6 @@ def run_durations(batch: list[Settled]) -> dict[str, list[float]]:
     failed; a deferral stopped for a budget, not because the agent finished."""
     out: dict[str, list[float]] = {}
     for s in batch:
-        if s.wait_ms is None:
+        if s.wait_ms is None and s.waits_for is None:
             out.setdefault(s.attempt.runnable.event.type, []).append(s.duration_ms / 1000)
     return out

@@ -4,7 +4,8 @@ An operator's pause or resume sets or deletes ``keys.paused(stream, group)`` and
 publishes that key's name on ``keys.pause_channel`` (workers/operations/actions.py). A
 worker learns of it three ways, none of them a timer at rest:
 
-- the channel: one subscription per worker loop, on a connection of its own that waits
+- the channel: the worker process's one subscription (``workers/redis/listener.py``, shared
+  with cancel requests and every partition's loop), on a connection of its own that waits
   with no timeout; on (re)subscribing the flag is read once, for what was missed meanwhile;
 - every read: ``bus.read_new_paused`` reads the flag right after XREADGROUP returns, in the
   same round trip, so an entry added after a pause is never started, whatever the channel
@@ -18,7 +19,6 @@ worker learns of it three ways, none of them a timer at rest:
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import Callable
 
@@ -31,7 +31,6 @@ log = logging.getLogger("streamdesk.worker")
 
 RECHECK_PAUSED_S = 30.0
 RECHECK_PAUSED_CLUSTER_S = 1.0
-RESUBSCRIBE_MAX_S = 5.0
 
 
 class PauseWatch:
@@ -101,45 +100,12 @@ class PauseWatch:
         if not done:
             await self.read()
 
-    async def follow(self) -> None:
-        """The subscription, for the worker's life (a background task)."""
-        if self.cluster:
-            return
-        listener = _unbounded(self.client)
-        delay = 0.1
-        try:
-            while True:
-                try:
-                    await self._listen(listener)
-                except (aredis.RedisError, OSError) as exc:
-                    log.warning("pause channel lost (%s); subscribing again in %.1f s", exc, delay)
-                await asyncio.sleep(delay)
-                delay = min(delay * 2, RESUBSCRIBE_MAX_S)
-        finally:
-            with contextlib.suppress(Exception):
-                await listener.aclose()
+    async def catch_up(self) -> None:
+        """Called by the process's listener (``workers/redis/listener.py``) once subscribed
+        to ``channel``: what changed while there was no subscription."""
+        await self.read()
 
-    async def _listen(self, listener: aredis.Redis) -> None:
-        pubsub = listener.pubsub(ignore_subscribe_messages=True)
-        try:
-            await pubsub.subscribe(self.channel)
-            await self.read()  # what changed while there was no subscription
-            async for message in pubsub.listen():
-                if message.get("data") == self.key:
-                    await self.read()
-        finally:
-            with contextlib.suppress(Exception):
-                await pubsub.aclose()  # type: ignore[no-untyped-call]
-
-
-def _unbounded(client: aredis.Redis) -> aredis.Redis:
-    """A client like ``client`` whose reads wait as long as it takes: a subscription is
-    silent for hours, and the worker client's read timeout (made to outlast XREADGROUP
-    BLOCK) would end it every minute. A closed connection still ends it at once."""
-    pool = client.connection_pool
-    kwargs = dict(pool.connection_kwargs, socket_timeout=None, health_check_interval=0)
-    return aredis.Redis(
-        connection_pool=aredis.ConnectionPool(
-            connection_class=pool.connection_class, max_connections=1, **kwargs
-        )
-    )
+    async def heard(self, data: str) -> None:
+        """A message on ``channel``: a paused key's name, maybe another group's."""
+        if data == self.key:
+            await self.read()

@@ -1,6 +1,6 @@
 """``runworker --processes N``: N worker processes under one small supervisor.
 
-Each child is a plain ``runworker`` (its own consumer, ``<host>-<pid>`` by default, or
+Each child is a plain ``runworker`` (its own consumer, ``<host>-<n>`` by default, or
 ``<name>-<i>`` from ``--consumer``) in the supervisor's process group, so a Ctrl-C in a
 terminal reaches every one. A child that dies is restarted after a back-off
 (``supervisor.next_backoff_s``); one that dies young ``GIVE_UP_AFTER`` times in a row ends the

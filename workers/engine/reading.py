@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from typing import Protocol
+from typing import Any, Protocol
 
 from redis.asyncio import Redis
 
 from workers.core.config import EngineConfig
 from workers.engine.pause import PauseWatch
+from workers.flow import Flow
 from workers.redis import bus
 from workers.redis.bus import Delivery
 
@@ -22,6 +23,7 @@ class ReadingWorker(Protocol):
     stopping: asyncio.Event
     halt: asyncio.Event
     pause: PauseWatch
+    flow: Flow
 
     async def while_paused(self) -> bool: ...
     async def wait_for_slots(self) -> int: ...
@@ -46,8 +48,10 @@ async def recover_own_pending(worker: ReadingWorker) -> None:
         counts = await bus.delivery_counts(worker.client, c.stream, c.group, ids)
         for delivery in found:
             delivery.deliveries = counts.get(delivery.entry_id, 1)
+        found = await worker.flow.screen(found)  # a keyed entry may wait for its turn
         await worker.wait_for_slots()
-        await worker.admit(found)
+        if found:
+            await worker.admit(found)
 
 
 async def read_new(worker: ReadingWorker, want: int, block_ms: int) -> list[Delivery]:
@@ -57,21 +61,43 @@ async def read_new(worker: ReadingWorker, want: int, block_ms: int) -> list[Deli
     if worker.stopping.is_set() or worker.pause.paused:
         return []
     worker.halt.clear()
+    if worker.flow.on:
+        return await _read_keyed(worker, want, block_ms)
     read = asyncio.ensure_future(
         bus.read_new_paused(
             worker.client, c.stream, c.group, c.consumer, want, block_ms, worker.pause.key
         )
     )
+    if not await _until_halted(worker, read):
+        return []  # entries the server sent meanwhile stay pending, to be reclaimed
+    batch, flag = read.result()
+    worker.pause.set(flag)
+    return batch
+
+
+async def _read_keyed(worker: ReadingWorker, want: int, block_ms: int) -> list[Delivery]:
+    """With keyed agents (workers/flow): a script reads and places keyed events at once
+    and cannot block, so at rest the wait is an XREAD that consumes nothing."""
+    got = await worker.flow.read(want, worker.pause.key)
+    if got.read:
+        worker.pause.set(got.flag)
+    if not got.batch and got.last:
+        block = worker.flow.block_after(got.last, block_ms)
+        await _until_halted(worker, asyncio.ensure_future(block))
+    return got.batch
+
+
+async def _until_halted(worker: ReadingWorker, read: asyncio.Future[Any]) -> bool:
+    """Wait for ``read`` unless the worker is halted first (then cancel it): True if it
+    finished."""
     halted = asyncio.ensure_future(worker.halt.wait())
     try:
         await asyncio.wait((read, halted), return_when=asyncio.FIRST_COMPLETED)
     finally:
         halted.cancel()
-    if not read.done():  # entries the server sent meanwhile stay pending, to be reclaimed
+    if not read.done():
         read.cancel()
         with contextlib.suppress(BaseException):
             await read
-        return []
-    batch, flag = read.result()
-    worker.pause.set(flag)
-    return batch
+        return False
+    return True

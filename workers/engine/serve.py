@@ -10,7 +10,7 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Collection, Coroutine
+from collections.abc import Collection, Coroutine, Mapping
 from typing import Any, cast
 
 from redis.asyncio import Redis
@@ -23,6 +23,7 @@ from workers.engine.slots import Slots
 from workers.engine.worker import Worker
 from workers.redis.client_names import worker_client_name
 from workers.redis.connection import aconnect, check_version, is_cluster
+from workers.redis.listener import Handler, Listener
 from workers.runtime.llm.config import LLMConfig
 from workers.runtime.ratelimit import Budget
 from workers.store.protocols import RunStore
@@ -42,12 +43,15 @@ async def serve(
     store: RunStore,
     budgets: dict[str, Budget] | None = None,
     llm: LLMConfig | None = None,
+    channels: Mapping[str, Handler] | None = None,
 ) -> None:
+    """Run the worker until stopped. ``channels``: more handlers for the process's pub/sub
+    listener (the timer's, from runworker), so the process still holds one subscription."""
     # Read timeouts must outlast XREADGROUP BLOCK. Bytes that are not UTF-8 stay lone
     # surrogates, never U+FFFD: the entry is a decode-error (its dead letter shows them as
     # escapes, \udcff for 0xFF), not an event that hashes as another one. Every connection
-    # of this client's pool (the gate's, the pause watcher's) carries the worker's name, so
-    # the console can tell the fleet's commands apart in CLIENT LIST.
+    # of this client's pool (the gate's, the pub/sub listener's) carries the worker's name,
+    # so the console can tell the fleet's commands apart in CLIENT LIST.
     client = await aconnect(
         url,
         encoding_errors="surrogateescape",
@@ -65,7 +69,9 @@ async def serve(
     gc.set_threshold(YOUNG_GC_THRESHOLD, *gc.get_threshold()[1:])
     # The standard OTEL_* variables switch traces on (docs/observability.md).
     tracing.configure()
-    workers = partition_workers(config, client, registry, store, budgets, llm, is_cluster(client))
+    workers = partition_workers(
+        config, client, registry, store, budgets, llm, is_cluster(client), channels
+    )
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop_all, workers)
@@ -96,13 +102,18 @@ def partition_workers(
     budgets: dict[str, Budget] | None = None,
     llm: LLMConfig | None = None,
     cluster: bool = False,
+    channels: Mapping[str, Handler] | None = None,
 ) -> list[Worker]:
     """One loop per partition stream (one for an unpartitioned stream), each its own
-    consumer, all on one connection pool and in one event loop. On a ``cluster`` even one
-    partition has a tagged name: its gate records must share its slot."""
+    consumer, all on one connection pool, one pub/sub subscription and in one event loop.
+    On a ``cluster`` even one partition has a tagged name: its gate records must share its
+    slot."""
     configs = config.per_partition(tagged=cluster)
     slots = Slots(config.concurrency)
-    return [Worker(c, client, registry, store, budgets, llm, slots) for c in configs]
+    listener = Listener(client)
+    for channel, handler in (channels or {}).items():
+        listener.register(channel, handler)
+    return [Worker(c, client, registry, store, budgets, llm, slots, listener) for c in configs]
 
 
 def log_abandoned(workers: list[Worker]) -> None:

@@ -20,12 +20,10 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from redis.asyncio.client import Pipeline
 
-from workers.core.records import Finish
 from workers.core.retry import Verdict
 from workers.core.storable import storable_message
 from workers.engine.attempts import releasable
 from workers.engine.defer import queue_defer
-from workers.engine.intake import Rejected
 from workers.engine.outcomes import (
     Settled,
     Stored,
@@ -35,8 +33,8 @@ from workers.engine.outcomes import (
     spent_by_type,
     subset,
 )
-from workers.engine.ports import UsesPorts
-from workers.engine.settlement import Backoff, Deferral, Plan, Timing, plan_rejects, plan_settlement
+from workers.engine.rejects import SettlesRejects
+from workers.engine.settlement import Backoff, Deferral, Plan, Timing, plan_settlement
 from workers.engine.waits import queue_waits
 from workers.policy import FailureHooks
 from workers.redis import stats
@@ -48,6 +46,7 @@ from workers.redis.pipelines import queued, refused
 if TYPE_CHECKING:
     from workers.engine.attempts import Attempt
     from workers.engine.ports import Ports
+    from workers.flow import Flow
     from workers.store.protocols import RunStore
 
 log = logging.getLogger("streamdesk.worker")
@@ -57,7 +56,7 @@ LINGER_S = 0.003
 LINGER_BELOW = 8  # outcomes queued: with this many or more, settle at once
 
 
-class Settler(UsesPorts):
+class Settler(SettlesRejects):
     """Settles the worker's outcomes through the collaborators it is given; it calls
     ``on_deferred(entry_ids, wait_ms)`` for entries held back for a rate budget and
     ``on_finished(attempt)`` once an attempt is settled (its slot is free again)."""
@@ -70,12 +69,14 @@ class Settler(UsesPorts):
         on_deferred: Callable[[list[str], int], None],
         on_finished: Callable[[Attempt], None],
         on_held: Callable[[float], None] = lambda wait_ms: None,
+        flow: Flow | None = None,
     ) -> None:
         super().__init__(ports)
         self.store = store
         self.on_held = on_held  # entries held back for wait_ms: the sweep takes them then
         self.on_deferred = on_deferred
         self.on_finished = on_finished
+        self.flow = flow  # per-key order: entries acked or dead-lettered are released
         self.hooks = FailureHooks()  # agents' on_failure, once their events are dead-lettered
         self.timing = Timing(ports.config.claim_idle_ms, ports.config.lease_ms)
         self.queue: asyncio.Queue[Settled] = asyncio.Queue()
@@ -205,7 +206,12 @@ class Settler(UsesPorts):
             stats.queue_counts(pipe, self.keys, self.config.stream, plan.counts)
             stats.queue_usage(pipe, self.keys, spent_by_type(batch))
             stats.queue_durations(pipe, self.keys, run_durations(batch))
-            await self._execute(pipe)
+            # In the same round trip: the keys of what left the pending list go on.
+            acked = plan.acks + [d.outcome.attempt.delivery.entry_id for d in plan.dead]
+            released = self.flow is not None and await self.flow.queue_release(pipe, acked)
+            replies = await self._execute(pipe)
+        if released and self.flow is not None:
+            self.flow.handed(replies[-1])
         self.timeline.acked_with(plan.duplicates)
         for dead in plan.dead:
             runnable = dead.outcome.attempt.runnable
@@ -225,6 +231,9 @@ class Settler(UsesPorts):
             store.fail([s.finish(d) for s, d in zip(stored.fails, dead, strict=True)])
         steps = self.timeline.settled(stored.oks, committed, stored.fails, stored.decisions)
         steps += self.timeline.deferred(stored.deferred)
+        if stored.waiting:
+            store.wait([s.finish() for s in stored.waiting])
+            steps += self.timeline.waiting(stored.waiting)
         if steps:
             store.record(steps)
         return committed
@@ -237,6 +246,7 @@ class Settler(UsesPorts):
             )
         if plan.done:
             self.gate.queue_done(pipe, [a.event_hash for a in plan.done])
+        if plan.acks:  # the committed ones and their duplicates, and runs that now wait
             pipe.xack(self.config.stream, self.config.group, *plan.acks)
         for attempt in plan.released:
             self.gate.queue_release(pipe, attempt.event_hash, attempt.owner, attempt.token)
@@ -298,69 +308,6 @@ class Settler(UsesPorts):
             by=self.config.consumer,
         )
 
-    # -- immediate settlements from the read path --------------------------------------------
-
-    async def reject(
-        self,
-        rejected: list[Rejected],
-        hits: list[Delivery],
-        deleted: list[Delivery],
-        busy: list[Delivery],
-    ) -> None:
-        """Dead-letter what cannot run, ack duplicates and deleted entries, count it all."""
-        plan = plan_rejects(rejected, hits, busy, self.timing)
-        self.timeline.read_outcomes(rejected, hits, busy)
-        closing = [Finish(r.run, None, error=r.error, dead=True) for r in rejected if r.run]
-        if closing:
-            await self._close_dead(closing)
-        if deleted:
-            await self._ack_deleted(deleted)
-        if plan.empty:
-            return
-        c = self.config
-        async with self.client.pipeline(transaction=False) as pipe:
-            for r in plan.dead:
-                log.warning(
-                    "dead-lettering %s: %s",
-                    r.delivery.entry_id,
-                    r.error,
-                    extra=r.log_fields(c.consumer),
-                )
-                queue_dead_letter(pipe, self._letter(r.delivery, r.reason, r.error))
-            if plan.acks:
-                pipe.xack(c.stream, c.group, *plan.acks)
-            for recheck in plan.rechecks:
-                # A busy entry waits for another live attempt of its event: that wait must
-                # not count as a delivery (or a long agent's duplicates would be
-                # dead-lettered), and it is looked at again once the holder's lease could
-                # have run out, not a full idle time later.
-                ids: list[Any] = [recheck.entry_id]
-                pipe.xclaim(
-                    c.stream, c.group, c.consumer, 0, ids, idle=recheck.idle_ms,
-                    retrycount=recheck.retrycount, justid=True,
-                )  # fmt: skip
-                self._queue_wait(pipe, ids, recheck.due_ms)
-            stats.queue_counts(pipe, self.keys, c.stream, plan.counts)
-            await self._execute(pipe)
-
-    async def _close_dead(self, closing: list[Finish]) -> None:
-        """Their runs' rows as dead-lettered. Rows the database refuses for good are left as
-        they are: the dead letters hold the record, and the entries must not stay pending."""
-        try:
-            await self.db.call(self.store.mark_dead, closing)
-        except Exception as exc:
-            if self.store.transient(exc):
-                raise
-            log.error("the database refused %d dead records: %s", len(closing), exc)
-
-    async def _ack_deleted(self, deleted: list[Delivery]) -> None:
-        """Count what XACK really removed: XAUTOCLAIM may have dropped the same ids already
-        (Redis 7 drops deleted entries whatever their idle time) and counted them."""
-        ids = [d.entry_id for d in deleted]
-        self.timeline.deleted(ids)
-        acked = int(await self.client.xack(self.config.stream, self.config.group, *ids))
-        await self.count(Counter(deleted=acked))
-
     def _queue_wait(self, pipe: Pipeline, ids: list[Any], wait_ms: float) -> None:
         """Write down when the held-back entries are due, for the console (``waits.py``)."""
         queue_waits(pipe, self.keys, self.config.stream, self.config.group, ids, wait_ms)
@@ -388,11 +335,13 @@ class Settler(UsesPorts):
                 self.gate.queue_release(pipe, a.event_hash, a.owner, a.token)
             await self._execute(pipe)
 
-    async def _execute(self, pipe: Pipeline) -> None:
+    async def _execute(self, pipe: Pipeline) -> list[Any]:
         """Run a settle pipeline. An outage raises; a command Redis refuses (a key under the
         prefix of the wrong type: a stats hash or a gate record that is a string) is logged
         and skipped, as the rest ran: a counter lost beats a worker held. A dead letter
         Redis refuses is not acked (``queue_dead_letter``): its entry stays pending."""
         commands = queued(pipe)
-        for line in refused(commands, await pipe.execute(raise_on_error=False)):
+        replies: list[Any] = await pipe.execute(raise_on_error=False)
+        for line in refused(commands, replies):
             log.error("redis refused a settle command, skipped: %s", line)
+        return replies

@@ -81,6 +81,9 @@ class Plan:
     retries: list[Backoff] = field(default_factory=list)
     dead: list[Dead] = field(default_factory=list)
     deferrals: list[Deferral] = field(default_factory=list)
+    # Runs that wait (workers/waits/): their entries are acked, their leases released; the
+    # wait brings their event back.
+    waiting: list[Attempt] = field(default_factory=list)
     counts: Counter[str] = field(default_factory=Counter)
 
 
@@ -118,6 +121,10 @@ def plan_settlement(stored: Stored, timing: Timing) -> Plan:
         assert s.wait_ms is not None
         plan.released.append(s.attempt)
         plan.deferrals.append(Deferral(s, [s.attempt.delivery, *s.attempt.followers], s.wait_ms))
+    for s in stored.waiting:
+        plan.released.append(s.attempt)
+        plan.waiting.append(s.attempt)
+        plan.acks += s.attempt.entry_ids
     counts = plan.counts
     counts["processed"] = len(plan.done)
     counts["idempotency_hits"] = len(plan.duplicates)
@@ -126,6 +133,7 @@ def plan_settlement(stored: Stored, timing: Timing) -> Plan:
     counts["dead_lettered"] = len(plan.dead)
     counts["retries"] = len(plan.retries)
     counts["deferred"] = len(plan.deferrals)
+    counts["waits"] = len(plan.waiting)
     return plan
 
 

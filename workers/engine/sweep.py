@@ -54,6 +54,7 @@ from workers.engine.pause import PauseWatch
 from workers.engine.reclaim import Reclaimer
 from workers.engine.settle import Settler
 from workers.engine.timeline import Timeline
+from workers.flow import Flow
 from workers.redis.bus import Delivery
 from workers.redis.connection import UNREACHABLE, is_cluster
 
@@ -85,6 +86,7 @@ class SweepingWorker(Protocol):
     stopping: asyncio.Event
     store_down: bool
     housekeeper: Housekeeper
+    flow: Flow
 
     def free_slots(self) -> int: ...
     async def admit(self, batch: list[Delivery]) -> None: ...
@@ -212,6 +214,12 @@ async def sweep(worker: SweepingWorker) -> bool:
     """Reclaim what idled past the claim idle time and admit it; True if more may be left."""
     want = min(worker.free_slots(), worker.config.batch_size)
     found = await worker.reclaimer.claim(want, worker.sweeper.waits_key)
+    # A keyed entry waiting for its turn goes back to wait, neither reclaimed nor retried.
+    runnable = await worker.flow.screen(found.deliveries)
+    if len(runnable) < len(found.deliveries):
+        kept = {d.entry_id for d in runnable}
+        found.retried -= sum(d.retry for d in found.deliveries if d.entry_id not in kept)
+        found.deliveries = runnable
     # A retry coming due is not a takeover from a dead consumer: counted apart.
     taken_over = len(found.deliveries) - found.retried
     counts = Counter(reclaimed=taken_over, retried=found.retried, deleted=len(found.deleted_ids))

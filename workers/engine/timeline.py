@@ -157,6 +157,15 @@ class Timeline:
 
     def deferred(self, outcomes: list[Settled]) -> list[StepRecord]:
         """Attempts that ran out of a rate budget, for the settler to write."""
+        return self._held(outcomes, Kind.DEFERRED)
+
+    def waiting(self, outcomes: list[Settled]) -> list[StepRecord]:
+        """Runs that gave back their slot to wait (workers/waits/): what for, until when."""
+        return self._held(outcomes, Kind.WAITING)
+
+    def _held(self, outcomes: list[Settled], kind: Kind) -> list[StepRecord]:
+        """Attempts that stopped without an outcome, to go on later: each one's ``kind``
+        step, its note the outcome's error (why it stopped, until when)."""
         if self._post is None:
             return []
         at = now()
@@ -165,7 +174,7 @@ class Timeline:
             if s.recorded:
                 continue
             steps += [self.ran_step(s.attempt)] if s.start_unwritten else []
-            steps.append(self.step(s.attempt.delivery, Kind.DEFERRED, at, s.error))
+            steps.append(self.step(s.attempt.delivery, kind, at, s.error))
         return steps
 
     def acked_with(self, duplicates: list[tuple[Attempt, Delivery]]) -> None:

@@ -12,19 +12,20 @@ import contextlib
 import functools
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import redis
 from redis.asyncio import Redis
 
+from workers.cancel import Cancels
 from workers.core.config import EngineConfig
 from workers.core.registry import Registry
-from workers.engine.attempts import Attempt, HashGroup, Settlement, exhausted, gate_groups
+from workers.engine.admission import AdmitsBatches
+from workers.engine.attempts import Attempt
 from workers.engine.defer import Deferrals
 from workers.engine.housekeeping import Housekeeper, Status
-from workers.engine.intake import sort_deliveries
 from workers.engine.invoke import cancelled, context_for, failed, invoke
 from workers.engine.outcomes import succeeded
 from workers.engine.pause import PauseWatch
@@ -35,15 +36,18 @@ from workers.engine.settle import Settler
 from workers.engine.slots import Slots
 from workers.engine.sweep import SweepToken, chores_every_ms, take_turns
 from workers.engine.timeline import Timeline
+from workers.flow import Flow
 from workers.gate import Gate
 from workers.redis import bus
 from workers.redis.bus import Delivery
 from workers.redis.connection import UNREACHABLE, own_connection
+from workers.redis.listener import Listener
 from workers.runtime.context import Services
 from workers.runtime.llm.config import LLMConfig
 from workers.runtime.ratelimit import Budget, Limiter
 from workers.store.dbwriter import DbWriter
 from workers.store.protocols import DoneCheck, RunStore, WorkerSteps
+from workers.waits import Waits
 
 log = logging.getLogger("streamdesk.worker")
 
@@ -53,7 +57,7 @@ MAX_BACKOFF_S = 5.0
 PROBE_HASH = "0" * 64
 
 
-class Worker:
+class Worker(AdmitsBatches):
     def __init__(
         self,
         config: EngineConfig,
@@ -63,6 +67,7 @@ class Worker:
         budgets: dict[str, Budget] | None = None,
         llm: LLMConfig | None = None,
         slots: Slots | None = None,
+        listener: Listener | None = None,
     ) -> None:
         self.config = config
         self.client = client
@@ -88,6 +93,7 @@ class Worker:
         self.pause = PauseWatch(
             client, c.keys, c.stream, c.group, lambda: len(self.inflight), self.halt
         )
+        self.flow = Flow(client, c, registry, wake=self.halt)  # per-key order (workers/flow)
         self.held: list[Delivery] = []  # read while the group was paused: run on resume
         self.admission = asyncio.Lock()  # the read loop and the sweep each admit batches
         self.inflight: dict[str, Attempt] = {}
@@ -104,11 +110,14 @@ class Worker:
         self.done_check = DoneCheck(self.db, store)
         self.timeline = Timeline(config, functools.partial(self.db.post, store.record))
         self._agents = ThreadPoolExecutor(config.concurrency, thread_name_prefix="streamdesk-agent")
+        # Runs that wait, and the events that answer them (workers/waits/: the one seam).
+        self.waits = Waits(client, c.keys, c.stream, c.group, own_connection(client))
         self.services = Services(
             WorkerSteps(self.db, store),
             Limiter(client, budgets or {}, config.prefix),
             llm or LLMConfig(),
             self._agents,
+            self.waits,
         )
         self.deferrals = Deferrals(client, c.stream, c.group, c.consumer, c.claim_idle_ms)
         p = Ports(config, client, self.gate, self.db, self.timeline)
@@ -118,9 +127,19 @@ class Worker:
             on_deferred=self.deferrals.add,
             on_finished=self.finished,
             on_held=self.sweeper.soon,
+            flow=self.flow,
         )
+        self.cancels = Cancels(
+            p, inflight=self.inflight, on_finished=self.finished, on_acked=self.flow.settled
+        )
+        # The pause and cancel channels: this worker's own subscription, or its process's,
+        # shared by its partitions' loops.
+        self.listener = listener or Listener(client)
+        self.listener.register(self.pause.channel, self.pause)
+        self.listener.register(c.keys.cancel_channel, self.cancels)
         self.housekeeper = Housekeeper(
             p,
+            on_cancel=self.cancels.asked,
             inflight=self.inflight,
             hold_deferrals=self.deferrals.hold,
             pause=self.pause,
@@ -142,9 +161,9 @@ class Worker:
         await bus.ensure_group(self.client, self.config.stream, self.config.group)
         background = [
             asyncio.create_task(self.settler.run(), name="settler"),
-            asyncio.create_task(self.pause.follow(), name="pause"),
             *self.housekeeper.start(),
         ]
+        self.listener.attend()
         try:
             await self._guarded(self.pause.read)
             await self._guarded(functools.partial(recover_own_pending, self))
@@ -156,12 +175,18 @@ class Worker:
                     break
         finally:
             await self._drain()
+            await self.flow.give_back()
+            # A burst run ends without a stop: set it, so that a background loop whose
+            # cancel asyncio.wait_for swallowed (Python 3.11) still ends at its next turn.
+            self.stopping.set()
             for task in background:
                 task.cancel()
             await asyncio.gather(*background, return_exceptions=True)
+            await self.listener.leave()
             await self.housekeeper.farewell()
             await self.db.close()
             await self.gate.aclose()
+            await self.waits.aclose()
             self.done_check.close()
             self._agents.shutdown(wait=False, cancel_futures=True)
 
@@ -245,7 +270,8 @@ class Worker:
         return False
 
     def _holds_nothing(self) -> bool:
-        return not (self.inflight or self.admitting or len(self.deferrals)) and self.settler.idle
+        held = self.inflight or self.admitting or len(self.deferrals) or self.flow.ready
+        return not held and self.settler.idle
 
     async def _nothing_left(self) -> bool:
         stream, group = self.config.stream, self.config.group
@@ -262,86 +288,6 @@ class Worker:
         slot, but their backlog is bounded so a slow database slows reading down."""
         backlog_cap = self.config.concurrency + 2 * self.config.batch_size
         return min(self.slots.free(), backlog_cap - len(self.inflight))
-
-    # -- one batch: decode -> gate + duplicate check -> start --------------------------------
-
-    async def handle(self, deliveries: list[Delivery]) -> None:
-        intake = sort_deliveries(
-            deliveries, self.config.stream, self.registry, self.config.max_event_bytes
-        )
-        rejected = list(intake.rejected)
-        groups: dict[str, HashGroup] = {}
-        for runnable in intake.runnable:
-            if (dead := exhausted(runnable, self.config)) is not None:
-                rejected.append(dead)
-            elif runnable.event.hash in self.inflight:
-                self.inflight[runnable.event.hash].followers.append(runnable.delivery)
-            elif runnable.event.hash in groups:
-                groups[runnable.event.hash].followers.append(runnable.delivery)
-            else:
-                groups[runnable.event.hash] = HashGroup(runnable)
-        leaders = list(groups.values())
-        # The gate and the database's duplicate check do not depend on each other: both at
-        # once, so an agent starts one round trip after its entry is read.
-        gated, looked_up = await asyncio.gather(
-            gate_groups(self.gate, self.config.consumer, leaders),
-            self.done_check([g.leader.event.hash for g in leaders]),
-            return_exceptions=True,
-        )
-        if isinstance(gated, BaseException):
-            raise gated
-        attempts, hits, busy, broken = gated
-        if isinstance(looked_up, BaseException):
-            await self._give_back(attempts)
-            raise looked_up
-        done = looked_up
-        finished = [a for a in attempts if a.event_hash in done]
-        for attempt in finished:
-            # The database says these succeeded although Redis forgot: duplicates after all.
-            hits += [attempt.delivery, *attempt.followers]
-        attempts = [a for a in attempts if a.event_hash not in done]
-        for attempt in attempts:
-            self.inflight[attempt.event_hash] = attempt  # later duplicates wait on it
-        for attempt in attempts:
-            if not attempt.takeover:
-                self._start(attempt)
-        takeovers = [a for a in attempts if a.takeover]
-        rest = Settlement(rejected + broken, hits, intake.deleted, busy)
-        # The rest needs no hurry: the next batch is read meanwhile.
-        task = asyncio.create_task(self._after_gate(takeovers, done, rest))
-        self.admitting.add(task)
-        task.add_done_callback(self.admitting.discard)
-
-    async def _give_back(self, attempts: list[Attempt]) -> None:
-        """Admission failed: release the leases; the entries stay pending for redelivery."""
-        for attempt in attempts:
-            self.inflight.pop(attempt.event_hash, None)
-        self.slot_freed.set()
-        await self._quietly(self.settler.release(attempts, "admission failed; left pending"))
-
-    async def _after_gate(self, takeovers: list[Attempt], done: set[str], rest: Settlement) -> None:
-        """Fence and start the takeovers, then settle what cannot run."""
-        if takeovers:
-            try:
-                await self.db.call(self.store.fence, [a.run for a in takeovers])
-            except Exception:
-                log.exception(
-                    "fencing %d takeovers failed; they will be redelivered", len(takeovers)
-                )
-                await self._give_back(takeovers)
-                takeovers = []
-            for attempt in takeovers:
-                self._start(attempt)
-        if done:
-            await self._quietly(self.settler.mark_done(done))
-        await self._quietly(self.settler.reject(rest.rejected, rest.hits, rest.deleted, rest.busy))
-
-    async def _quietly(self, step: Awaitable[object]) -> None:
-        """Settling is retried by redelivery if it fails here: log, never crash the task."""
-        try:
-            await step
-        except Exception:
-            log.exception("settling a batch failed; its entries stay pending")
 
     # -- running an agent --------------------------------------------------------------------
 
@@ -361,14 +307,18 @@ class Worker:
         except BaseException as exc:
             # Caught here, in the task's own coroutine: a GeneratorExit out of a sync agent's
             # future, caught one coroutine further down, came out again at this await.
-            if isinstance(exc, asyncio.CancelledError) and cancelled(asyncio.current_task()):
+            own = isinstance(exc, asyncio.CancelledError) and cancelled(asyncio.current_task())
+            if own and attempt.cancel is None:
                 raise  # the drain cancelled this task: not the agent's doing
             outcome = failed(attempt, exc)
         finally:
             self.slots.give_back()
         outcome.usage, outcome.spent = ctx.usage, ctx.spent
         outcome.duration_ms = (time.monotonic() - attempt.started_mono) * 1000
-        self.settler.submit(outcome)
+        if attempt.cancel is not None:  # an operator's: ends cancelled, whatever it returned
+            self.cancels.settle(outcome)
+        else:
+            self.settler.submit(outcome)
 
     def finished(self, attempt: Attempt) -> None:
         """Called by the settler once an attempt's outcome is stored."""

@@ -16,6 +16,8 @@ DEMO_APPS = [
     "workers.examples.github",
     # Registers its LangGraph agent only with the extra installed (pip install .[langgraph]).
     "workers.examples.deploys",
+    # Asks an operator before a large refund (LangGraph interrupt() as a wait); the same.
+    "workers.examples.refunds",
     # ``manage.py demoproducer``, which ``manage.py up`` starts in demo mode.
     "workers.examples.demo",
 ]

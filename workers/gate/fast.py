@@ -22,7 +22,11 @@ ACQUIRE = lua("acquire")
 RENEW = lua("renew")
 DONE = lua("done")
 RELEASE = lua("release")
+CANCELLED = lua("cancelled")
 
+
+# What ``renew_many`` says of a lease still held that an operator asked to cancel.
+CANCEL_ASKED = 2
 
 # A dict lookup per event, not Outcome(value): an enum's call was 6% of the loop's time.
 OUTCOMES = {o.value: o for o in Outcome}
@@ -87,21 +91,28 @@ class Gate:
         if self._intake is not self.client:
             await self._intake.aclose()
 
-    async def renew_many(self, leases: list[tuple[str, str, int]]) -> list[bool]:
-        """Extend ``(event_hash, owner, token)`` leases; False where the lease was lost."""
+    async def renew_many(self, leases: list[tuple[str, str, int]]) -> list[int]:
+        """Extend ``(event_hash, owner, token)`` leases: 0 where the lease was lost, 1 where
+        it is held, ``CANCEL_ASKED`` where it is held and an operator asked to cancel."""
         if not leases:
             return []
         keys = [self._head + event_hash for event_hash, _, _ in leases]
         args: list[Any] = [self.lease_ms]
         for _, owner, token in leases:
             args += [owner, token]
-        return [bool(r) for r in await self._renew(keys=keys, args=args)]
+        return [int(r) for r in await self._renew(keys=keys, args=args)]
 
     # Queued as EVAL, not as a registered script: redis-py sends SCRIPT EXISTS before every
     # pipeline that holds one, a round trip per settle; the server caches EVAL's script too.
 
     def queue_release(self, pipe: Pipeline, event_hash: str, owner: str, token: int) -> None:
         pipe.eval(RELEASE, 1, self._head + event_hash, owner, str(token))
+
+    def queue_cancelled(self, pipe: Pipeline, event_hashes: list[str]) -> None:
+        """Mark events cancelled: after the database recorded their runs so."""
+        if event_hashes:
+            keys = [self._head + h for h in event_hashes]
+            pipe.eval(CANCELLED, len(keys), *keys, str(self.done_ttl_s))
 
     def queue_done(self, pipe: Pipeline, event_hashes: list[str]) -> None:
         """Mark events done: called only after the database accepted their results."""

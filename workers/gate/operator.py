@@ -19,6 +19,7 @@ from workers.gate.scripts import lua
 from workers.gate.states import HOLDER_PREFIX, GateState
 
 CLEAR = lua("clear")
+CANCEL = lua("cancel")
 DEAD_LETTER = lua("dead_letter")
 # Records read per pipeline in gate_done: bounded like every operator action's chunk.
 READ_CHUNK = 500
@@ -67,6 +68,28 @@ def clear_gate(client: redis.Redis, keys: Keys, event_hash: str, stream: str = "
     if cleared < 0:
         raise ActionRefused(f"event {event_hash[:12]} is running now: re-run it once it ends")
     return cleared == 1
+
+
+def cancel_gate(
+    client: redis.Redis,
+    keys: Keys,
+    stream: str,
+    event_hash: str,
+    entries: list[tuple[str, str]],
+    *,
+    by: str,
+    reason: str,
+    ttl_s: int,
+) -> tuple[str, int]:
+    """An operator's cancel of one event, in one Lua call: ``(status, entries acked)``.
+    ``entries``: ``(group, entry id)`` pairs acked if the event is not running. The status
+    (requested, stopped, done, cancelled or none) is explained in ``lua/cancel.lua``."""
+    args: list[Any] = [by, reason, ttl_s, HOLDER_PREFIX]
+    for group, entry_id in entries:
+        args += [group, entry_id]
+    script_keys = [keys.gate(event_hash, stream), stream, keys.stats(stream)]
+    status, acked = cast(list[Any], client.register_script(CANCEL)(keys=script_keys, args=args))
+    return str(status), int(acked)
 
 
 def dead_letter_chunk(

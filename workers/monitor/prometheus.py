@@ -48,6 +48,9 @@ COUNTER_HELP = {
     "retried": "Entries held back for a retry's backoff, taken up again when due.",
     "deferred": "Agents out of a rate budget, rerun when their token is due.",
     "retries": "Failed attempts held for their backoff to run again.",
+    "cancelled": "Runs an operator cancelled: the agent stopped or never ran.",
+    "waits": "Runs that gave back their slot to wait (a sleep, an awaited event).",
+    "answers": "Waits an event answered: the waiting run resumed.",
 }
 
 
@@ -78,6 +81,16 @@ def stream_families(sample: Sample) -> Iterator[Metric]:
     dead = GaugeMetricFamily(
         "streamdesk_stream_dead_letters", "Entries in the dead-letter stream.", labels=STREAM
     )
+    oldest = GaugeMetricFamily(
+        "streamdesk_stream_oldest_entry_age_seconds",
+        "Age of the stream's first entry, from its id: how far back it reaches (absent if empty).",
+        labels=STREAM,
+    )
+    waiting = GaugeMetricFamily(
+        "streamdesk_waiting_runs",
+        "Runs waiting for an event or a time (ctx.wait_for_event, ctx.sleep), holding no slot.",
+        labels=STREAM,
+    )
     counters = {
         name: CounterMetricFamily(
             f"streamdesk_events_{name}", COUNTER_HELP.get(name, name), labels=STREAM
@@ -90,9 +103,12 @@ def stream_families(sample: Sample) -> Iterator[Metric]:
         if s.entries_added is not None:
             added.add_metric([s.name], s.entries_added)
         dead.add_metric([s.name], s.dead_letters)
+        if s.first_id:
+            oldest.add_metric([s.name], _entry_age_s(s.first_id, sample.at_ms))
+        waiting.add_metric([s.name], s.waiting)
         for name in COUNTERS:
             counters[name].add_metric([s.name], s.counters.get(name, 0))
-    yield from (up, length, added, dead, *counters.values())
+    yield from (up, length, added, dead, oldest, waiting, *counters.values())
 
 
 def group_families(sample: Sample) -> Iterator[Metric]:
@@ -209,15 +225,21 @@ def budget_families(sample: Sample) -> Iterator[Metric]:
     deferrals = CounterMetricFamily(
         "streamdesk_budget_deferrals", "Events deferred for want of a token.", labels=label
     )
+    keyed = GaugeMetricFamily(
+        "streamdesk_budget_keyed_buckets",
+        "Live per-value buckets of a keyed budget.",
+        labels=label,
+    )
     for level in sample.budgets:
         name = [level.budget.name]
+        keyed.add_metric(name, level.keyed)
         tokens.add_metric(name, level.tokens)
         burst.add_metric(name, level.budget.burst)
         rate.add_metric(name, level.budget.rate)
         waiting.add_metric(name, level.waiting)
         taken.add_metric(name, level.taken)
         deferrals.add_metric(name, level.deferrals)
-    yield from (tokens, burst, rate, waiting, taken, deferrals)
+    yield from (tokens, burst, rate, waiting, taken, deferrals, keyed)
 
 
 def families(sample: Sample) -> Iterator[Metric]:

@@ -76,6 +76,32 @@ class Lease:
         """Give the lease up now (only if still ours), so a stand-by need not wait it out."""
         self._release(keys=[self.key], args=[self.holder])
 
+    def clear_dead(self, holder: str) -> bool:
+        """Remove ``holder``'s lease if it is a process of this host that no longer runs (a
+        worker SIGKILLed and restarted here): True if it was removed. A holder elsewhere is
+        left to its lease's expiry: this host cannot tell whether it lives."""
+        if not dead_here(holder):
+            return False
+        self._release(keys=[self.key], args=[holder])
+        return True
+
+
+def dead_here(holder: str) -> bool:
+    """Is ``holder`` (``holder_name``'s "role:host:pid:tag") a dead process of this host?"""
+    parts = holder.split(":")
+    if len(parts) != 4 or parts[1] != socket.gethostname() or not parts[2].isdigit():
+        return False
+    pid = int(parts[2])
+    if pid == os.getpid():
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:  # alive, another user's
+        return False
+    return False
+
 
 @dataclass(frozen=True, slots=True)
 class Cadence:

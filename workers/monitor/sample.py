@@ -1,25 +1,48 @@
 """One reading of every stream, group, consumer and worker, from Redis summaries only.
 
 A sample costs the same with 100 entries or 1,000,000: XINFO STREAM/GROUPS/CONSUMERS, the
-XPENDING summary, the engine's counters, the rate budgets' levels, the model usage hash and the
-run duration histogram, in three pipelined round trips, O(streams + groups + workers +
-budgets). Nothing here reads a stream, a pending entries list or a dead-letter stream.
+XPENDING summary, the engine's counters and retention records, the rate budgets' levels, the
+model usage hash and the run duration histogram, in three pipelined round trips,
+O(streams + groups + workers + budgets). Nothing here reads a stream, a pending entries
+list or a dead-letter stream (a stream's first entry comes with XINFO STREAM).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import redis
 
 from workers.core.keys import Keys, dead_stream, is_dead_stream
 from workers.core.lua import lua_script
+from workers.monitor.records import (
+    ConsumerInfo,
+    GroupInfo,
+    Sample,
+    StreamInfo,
+    UsageByType,
+    WorkerInfo,
+)
 from workers.redis import stats
 from workers.redis.consumers import pruned_field
 from workers.redis.pipelines import queue_script, queues_time, server_ms
+from workers.retention import TrimRecord
 from workers.runtime.ratelimit import Budget, Level, levels, queue_levels
+
+# The sample's records live in records.py; they are imported from here too.
+__all__ = [
+    "MAX_STREAMS",
+    "WORKER_WINDOW_MS",
+    "ConsumerInfo",
+    "GroupInfo",
+    "Sample",
+    "StreamInfo",
+    "UsageByType",
+    "WorkerInfo",
+    "collect",
+]
 
 # A worker whose heartbeat is older than this is left out of the index query; its hash
 # expires on its own (two beats), this only bounds the index read; it is refreshed at
@@ -27,98 +50,10 @@ from workers.runtime.ratelimit import Budget, Level, levels, queue_levels
 WORKER_WINDOW_MS = 120_000
 MAX_WORKERS = 500
 MAX_STREAMS = 200
-
-
-@dataclass(frozen=True, slots=True)
-class ConsumerInfo:
-    name: str
-    pending: int
-    idle_ms: int
-    # Time since the consumer's last successful read (Redis >= 7.2), else None.
-    inactive_ms: int | None
-    # True when a runworker heartbeat exists for this consumer name.
-    live: bool
-
-
-@dataclass(frozen=True, slots=True)
-class GroupInfo:
-    stream: str
-    name: str
-    consumers: list[ConsumerInfo]
-    pending: int
-    # Undelivered entries; None when Redis cannot tell (deletes in the unread range, Redis < 7).
-    lag: int | None
-    entries_read: int | None
-    last_delivered_id: str
-    oldest_pending_id: str | None
-    oldest_pending_idle_ms: int | None
-    # When the oldest pending entry is due again if the engine holds it back on purpose (a
-    # retry's backoff, a rate budget, a duplicate waiting on its twin), else None (``waits``).
-    oldest_pending_due_ms: int | None = None
-    # Who paused the group and when ("alice at ..."), or None while it runs.
-    paused_by: str | None = None
-    # Consumers the engine's housekeeping removed (no heartbeat, nothing pending), ever.
-    consumers_pruned: int = 0
-
-    @property
-    def live_consumers(self) -> int:
-        return sum(1 for c in self.consumers if c.live)
-
-
-@dataclass(frozen=True, slots=True)
-class StreamInfo:
-    name: str
-    exists: bool
-    length: int
-    # Every entry ever added (Redis >= 7), so deletes and trims do not hide arrivals.
-    entries_added: int | None
-    last_id: str
-    dead_letters: int
-    counters: dict[str, int]
-    groups: list[GroupInfo] = field(default_factory=list)
-    # Why this stream could not be read (a key of another type, a garbled counter...), else "".
-    # The page shows it in the stream's place; the other streams are read as usual.
-    error: str = ""
-
-
-@dataclass(frozen=True, slots=True)
-class WorkerInfo:
-    consumer: str
-    host: str
-    pid: int
-    stream: str
-    group: str
-    concurrency: int
-    processed: int
-    inflight: int
-    current: str
-    state: str
-    started_ms: int
-    last_seen_ms: int
-
-
-# Model usage paid for, per event type: {type: {calls, prompt_tokens, completion_tokens,
-# cost_usd}} (``workers.redis.stats.usage_by_type``).
-UsageByType = dict[str, dict[str, float]]
-
-
-@dataclass(frozen=True, slots=True)
-class Sample:
-    at_ms: int
-    streams: list[StreamInfo]
-    workers: list[WorkerInfo]
-    # Every configured rate budget's level, in configuration order.
-    budgets: list[Level] = field(default_factory=list)
-    usage: UsageByType = field(default_factory=dict)
-    # How long agents ran, per event type (``workers.redis.stats.durations_by_type``).
-    durations: dict[str, stats.Durations] = field(default_factory=dict)
-
-    def stream(self, name: str) -> StreamInfo | None:
-        return next((s for s in self.streams if s.name == name), None)
-
-    def group(self, stream: str, name: str) -> GroupInfo | None:
-        info = self.stream(stream)
-        return next((g for g in info.groups if g.name == name), None) if info else None
+# Per stream in the second round trip: XINFO STREAM, XINFO GROUPS, the dead letters' XLEN,
+# the counters' HGETALL and the waiting runs' ZCARD.
+PER_STREAM = 6
+StreamReply = tuple[Any, Any, Any, Any, Any, Any]
 
 
 def _int(value: Any, default: int | None = None) -> int | None:
@@ -194,20 +129,23 @@ def _index(
 
 def _streams_and_workers(
     client: redis.Redis, keys: Keys, names: list[str], workers: dict[str, int]
-) -> tuple[list[tuple[Any, Any, Any, Any]], list[_Heartbeat]]:
+) -> tuple[list[StreamReply], list[_Heartbeat]]:
     with client.pipeline(transaction=False) as pipe:
         for name in names:
             pipe.xinfo_stream(name)
             pipe.xinfo_groups(name)
             pipe.xlen(dead_stream(name))
             pipe.hgetall(keys.stats(name))
+            pipe.hgetall(keys.retention(name))
+            pipe.zcard(keys.waiting(name))
         for consumer in workers:
             pipe.hgetall(keys.worker(consumer))
             pipe.pttl(keys.worker(consumer))
         replies = pipe.execute(raise_on_error=False)
-    split = 4 * len(names)
+    split = PER_STREAM * len(names)
     per_stream = [
-        (replies[i], replies[i + 1], replies[i + 2], replies[i + 3]) for i in range(0, split, 4)
+        (replies[i], replies[i + 1], replies[i + 2], replies[i + 3], replies[i + 4], replies[i + 5])
+        for i in range(0, split, PER_STREAM)
     ]
     heartbeats = [
         _Heartbeat(dict(beat) if isinstance(beat, dict) else {}, left_ms)
@@ -273,14 +211,14 @@ def _groups(
     client: redis.Redis,
     keys: Keys,
     names: list[str],
-    stream_replies: list[tuple[Any, Any, Any, Any]],
+    stream_replies: list[StreamReply],
     live: set[str],
 ) -> tuple[dict[str, list[GroupInfo]], dict[str, str]]:
     """XINFO CONSUMERS, the oldest pending entry and the pause flag of every group, in one
     round trip; and, per stream, why one of its groups could not be read."""
     found: list[tuple[str, dict[str, Any]]] = []
     counters: dict[str, Any] = {}
-    for name, (info, groups, _, counts) in zip(names, stream_replies, strict=True):
+    for name, (info, groups, _, counts, _, _) in zip(names, stream_replies, strict=True):
         if isinstance(info, dict) and isinstance(groups, list):
             found += [(name, g) for g in groups]
             counters[name] = counts if isinstance(counts, dict) else {}
@@ -343,9 +281,7 @@ def _group_info(
     )
 
 
-def _isolated(
-    name: str, reply: tuple[Any, Any, Any, Any], groups: list[GroupInfo], error: str
-) -> StreamInfo:
+def _isolated(name: str, reply: StreamReply, groups: list[GroupInfo], error: str) -> StreamInfo:
     """The stream's info, or its name and what went wrong: never an exception."""
     try:
         info = _stream_info(name, reply, groups)
@@ -367,12 +303,11 @@ def _refused(reply: Any) -> str:
     return ""
 
 
-def _stream_info(
-    name: str, reply: tuple[Any, Any, Any, Any], groups: list[GroupInfo]
-) -> StreamInfo:
-    info, _, dead, counters = reply
+def _stream_info(name: str, reply: StreamReply, groups: list[GroupInfo]) -> StreamInfo:
+    info, _, dead, counters, trimmed, waiting = reply
     exists = isinstance(info, dict)
     data = info if isinstance(info, dict) else {}
+    first = data.get("first-entry")
     return StreamInfo(
         name=name,
         exists=exists,
@@ -385,4 +320,7 @@ def _stream_info(
         else dict.fromkeys(stats.COUNTERS, 0),
         groups=sorted(groups, key=lambda g: g.name),
         error=_refused(info),
+        first_id=str(first[0]) if first and first[0] is not None else None,
+        trim=TrimRecord.parse(trimmed),
+        waiting=waiting if isinstance(waiting, int) else 0,
     )

@@ -16,9 +16,12 @@ names the job.
 Every action takes the Redis client and the key names (``client``, ``keys``) from its caller:
 nothing here reads process-wide settings (the console and the CLI pass
 ``workers.from_settings.action_args()``). The actions live by family: ``pending.py``,
-``dead_letters.py``, ``rerun.py`` (results) and ``groups.py``; this module is their one door.
+``dead_letters.py``, ``rerun.py`` (results), ``cancel.py``, ``answer.py`` (waiting runs)
+and ``groups.py``; this module is their one door.
 """
 
+from workers.operations.answer import answer
+from workers.operations.cancel import cancel, cancel_entries
 from workers.operations.dead_letters import purge, redrive
 from workers.operations.groups import pause, resume
 from workers.operations.pending import claim, claim_all, dead_letter, remove_consumer, retry_now
@@ -32,6 +35,9 @@ __all__ = [
     "ActionOutcome",
     "Actor",
     "Preview",
+    "answer",
+    "cancel",
+    "cancel_entries",
     "claim",
     "claim_all",
     "dead_letter",

@@ -22,7 +22,7 @@ from workers.operations import actions, inputs, lookup, steps
 from workers.operations.actions import DeadFilter
 from workers.store.audit import Action, ActionOutcome, Actor, Entry
 
-FINISHED = (RunStatus.SUCCEEDED, RunStatus.FAILED, RunStatus.DEAD)
+FINISHED = (RunStatus.SUCCEEDED, RunStatus.FAILED, RunStatus.DEAD, RunStatus.CANCELLED)
 # Dead letters searched for a run's event: from a little before its row was created (clock
 # skew between workers and Redis), and at most this many.
 CLOCK_MARGIN_MS = 60_000

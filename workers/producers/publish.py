@@ -17,6 +17,8 @@ from workers.core.registry import Registry, default_registry
 from workers.redis import bus
 from workers.redis.connection import UNREACHABLE
 from workers.redis.replication import Durability
+from workers.timers import Due, Schedule, due_time
+from workers.timers import add as hold_delayed
 
 APP_SOURCE = "app"
 
@@ -94,6 +96,8 @@ def publish(
     registry: Registry = default_registry,
     durable: bool = False,
     partition_key: str | None = None,
+    delay_s: float | None = None,
+    at: datetime | float | None = None,
     **envelope: Any,
 ) -> str:
     """Publish one event and return its stream entry id.
@@ -104,7 +108,14 @@ def publish(
     and a failover can lose an entry the primary acknowledged (docs/scaling.md). With
     ``STREAMDESK_PARTITIONS`` above 1 the event goes to the partition of ``partition_key``,
     else of its subject (docs/scaling.md).
+
+    ``delay_s`` (seconds from now, by the Redis server's clock) or ``at`` (a timezone-aware
+    datetime, or epoch seconds) holds the event until then: it enters the stream within a
+    second of its due time, exactly once (docs/timers.md). It has no entry id before that:
+    the event's ``id`` is returned instead. Both given, a negative delay or a naive
+    datetime raise InvalidDelay; a past ``at`` publishes at once.
     """
+    due = due_time(delay_s, at)
     built = build_envelope(event_type, data, registry=registry, **envelope)
     tracing.configure()  # looks once per process: the application may have set a provider
     from workers.from_settings import partitions, redis_client
@@ -113,4 +124,46 @@ def publish(
         client = redis_client()
     durability = Durability() if durable else None
     layout = partitions(stream, client)
+    if not due.now:
+        hold_envelopes(client, layout, [built], due, durability, partition_key)
+        return built.id or ""
     return publish_envelopes(client, layout, [built], durability, partition_key)[0]
+
+
+def hold_envelopes(
+    client: redis.Redis,
+    stream: str | Partitions,
+    envelopes: list[Envelope],
+    due: Due,
+    durability: Durability | None = None,
+    partition_key: str | None = None,
+    key_names: keys.Keys | None = None,
+) -> list[int]:
+    """Hold ``envelopes`` until ``due`` (``publish_envelopes``, later): each in the delayed
+    set of the partition it will enter, with its producer span's context as it is now (the
+    trace goes on from the publisher, not from the timer). Returns each one's due time (ms)."""
+    if due.now:
+        raise ValueError("hold_envelopes needs a due time: publish_envelopes publishes now")
+    layout = stream if isinstance(stream, Partitions) else Partitions(stream)
+    if key_names is None:
+        from workers.from_settings import engine_config
+
+        key_names = engine_config().keys
+    with tracing.sending(layout.stream, envelopes) as sending:
+        entries = [(partition_of(layout, e, partition_key), e.to_json()) for e in sending.envelopes]
+        return hold_delayed(client, key_names, entries, due, durability)
+
+
+def scheduled_entry(
+    client: redis.Redis, schedule: Schedule, tick_ms: int, registry: Registry = default_registry
+) -> tuple[str, str]:
+    """A schedule's tick as the timer publishes it: its partition stream (the schedule
+    name's, so every tick of one schedule meets one record of its last tick) and its
+    envelope JSON, validated against the registry like any published event."""
+    from workers.from_settings import partitions
+
+    built = build_envelope(
+        schedule.type, dict(schedule.data), registry=registry, **schedule.envelope_fields(tick_ms)
+    )
+    layout = partitions(schedule.stream, client)
+    return partition_of(layout, built, schedule.name), built.to_json()

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-# Every connection a ``runworker`` process opens: the engine's, its pause watcher's, its
+# Every connection a ``runworker`` process opens: the engine's, its pub/sub listener's, its
 # history recorder's. The console counts the fleet's cost by this prefix.
 WORKER = "streamdesk-worker"
 # Every connection the console opens through the engine's shared client.

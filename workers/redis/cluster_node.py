@@ -62,10 +62,15 @@ def port_free(port: int) -> bool:
     return True
 
 
+# Not the shared ``random``: a test library (hypothesis) seeds it, and processes started
+# together (pytest-xdist, two suites) then drew the same ports and collided.
+_PORTS = random.SystemRandom()
+
+
 def free_base_port(count: int, attempts: int = 100) -> int:
     """A base port whose ``count`` ports and their bus ports are free now (tests, benches)."""
     for _ in range(attempts):
-        base = random.randrange(20000, 30000 - count)
+        base = _PORTS.randrange(20000, 30000 - count)
         ports = range(base, base + count)
         if all(port_free(p) and port_free(p + BUS_PORT_OFFSET) for p in ports):
             return base

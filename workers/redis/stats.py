@@ -27,6 +27,9 @@ COUNTERS = (
     "retried",  # entries held back on purpose (a retry's backoff) taken up again when due
     "deferred",  # an agent out of a rate budget: rerun when its token is due
     "retries",  # failed attempts held for their backoff, to run again (not dead-lettered)
+    "cancelled",  # runs an operator cancelled: the agent stopped (or never ran), entry acked
+    "waits",  # runs that gave back their slot to wait (ctx.sleep, ctx.wait_for_event)
+    "answers",  # waits an event answered: the waiting run resumed
 )
 
 

@@ -23,10 +23,14 @@ from workers.core import tracing
 from workers.core.errors import Deferred, StepError
 from workers.core.logs import HANDLING
 from workers.core.records import StepWrite, Usage
+from workers.core.waiting import WaitBook
+from workers.runtime.budget_keys import render
 from workers.runtime.llm.config import LLMConfig
 from workers.runtime.ratelimit import Limiter
+from workers.runtime.waiting import RunWaits
 
 if TYPE_CHECKING:
+    from workers.core.events import Envelope
     from workers.runtime.llm.models import ChatModel, Rules
 
 log = logging.getLogger("streamdesk.agent")
@@ -65,6 +69,8 @@ class Services:
     llm: LLMConfig = field(default_factory=LLMConfig)
     # Where an async agent's sync step functions run.
     executor: Executor | None = None
+    # Where runs' waits are written down (ctx.sleep, ctx.wait_for_event; workers/waits/).
+    waits: WaitBook | None = None
 
 
 class AgentContext:
@@ -81,9 +87,12 @@ class AgentContext:
         deliveries: int,
         lease: str,
         entry_id: str = "",
+        envelope: Envelope | None = None,
     ) -> None:
         self.services = services
         self.entry_id = entry_id
+        # What a keyed budget's template is filled from.
+        self.envelope = envelope
         self.consumer = consumer
         self.stream = stream
         self.group = group
@@ -98,9 +107,46 @@ class AgentContext:
         # ... and those this attempt paid for.
         self.spent = Usage()
         self.replayed: set[str] = set()
+        # An operator asked to cancel this run (workers/cancel/): a long agent checks it
+        # between steps. An async agent is also cancelled (CancelledError at its await).
+        self.cancelled = False
         self._stored: dict[str, Any] | None = None
         self._used: set[str] = set()
         self._loop = asyncio.get_running_loop()
+        self._waits: RunWaits | None = None
+
+    # -- waits (workers/runtime/waiting.py) --------------------------------------------------
+
+    @property
+    def waits(self) -> RunWaits:
+        if self._waits is None:
+            self._waits = RunWaits(self, self.services.waits)
+        return self._waits
+
+    async def sleep(self, seconds: float, *, name: str | None = None) -> None:
+        """Sleep ``seconds`` durably: the run gives back its slot and its lease, and goes on
+        here on any worker once they passed, its earlier steps not run again. ``name``: the
+        step's name (default ``sleep#<n>``, numbered in call order)."""
+        await self.waits.sleep(seconds, name)
+
+    async def sleep_until(self, when: datetime | float, *, name: str | None = None) -> None:
+        """``sleep`` until ``when`` (an aware datetime, or epoch seconds)."""
+        await self.waits.sleep_until(when, name)
+
+    async def wait_for_event(
+        self,
+        event_type: str,
+        match: dict[str, Any] | None = None,
+        timeout_s: float | None = None,
+        *,
+        name: str | None = None,
+        note: str | None = None,
+    ) -> Envelope | None:
+        """Wait, holding no slot, for an event of ``event_type`` published after the wait
+        began whose fields equal ``match`` (``{"subject": ..., "data.order_id": 42}``);
+        returns it, or None after ``timeout_s`` (None: no timeout). ``note``: what a person
+        answering it is asked (the console shows it). docs/waits.md."""
+        return await self.waits.wait_for_event(event_type, match, timeout_s, name, note)
 
     @property
     def log(self) -> logging.LoggerAdapter[Any]:
@@ -179,12 +225,15 @@ class AgentContext:
 
     async def tool(self, budget: str) -> None:
         """Take a token from the shared budget ``budget``. When it is spent this raises
-        ``Deferred``: the engine releases the event and reruns it when its token is due."""
+        ``Deferred``: the engine releases the event and reruns it when its token is due.
+        ``budget`` may be keyed by the event, ``"github:{data.installation_id}"``: one
+        bucket per value, each with the rate and burst of the budget ``github``."""
         if self.services.limiter is None:
             raise StepError(f"rate budget {budget!r}: this worker has no rate limiter")
-        grant = await self.services.limiter.take(budget, self.event_hash)
+        bucket = render(budget, self.envelope)
+        grant = await self.services.limiter.take(bucket, self.event_hash)
         if not grant.ok:
-            raise Deferred(budget, grant.wait_ms)
+            raise Deferred(bucket, grant.wait_ms)
 
     # -- models ------------------------------------------------------------------------------
 
@@ -232,6 +281,12 @@ class SyncAgentContext:
     def usage(self) -> Usage:
         return self.ctx.usage
 
+    @property
+    def cancelled(self) -> bool:
+        """An operator asked to cancel this run: a thread cannot be stopped, so a long sync
+        agent checks this between steps and returns (the run ends cancelled either way)."""
+        return self.ctx.cancelled
+
     def idempotency_key(self, name: str) -> str:
         return self.ctx.idempotency_key(name)
 
@@ -254,6 +309,25 @@ class SyncAgentContext:
     def tool(self, budget: str) -> None:
         self.ctx.wait(self.ctx.tool(budget))
 
+    def sleep(self, seconds: float, *, name: str | None = None) -> None:
+        self.ctx.wait(self.ctx.sleep(seconds, name=name))
+
+    def sleep_until(self, when: datetime | float, *, name: str | None = None) -> None:
+        self.ctx.wait(self.ctx.sleep_until(when, name=name))
+
+    def wait_for_event(
+        self,
+        event_type: str,
+        match: dict[str, Any] | None = None,
+        timeout_s: float | None = None,
+        *,
+        name: str | None = None,
+        note: str | None = None,
+    ) -> Envelope | None:
+        return self.ctx.wait(
+            self.ctx.wait_for_event(event_type, match, timeout_s, name=name, note=note)
+        )
+
     def model(self, rules: Rules | None = None) -> ChatModel:
         return self.ctx.model(rules)
 
@@ -268,7 +342,8 @@ class SyncAgentContext:
 
 
 def rate_limited(budget: str) -> Callable[[Callable[P, R]], Callable[P, R]]:
-    """Decorate a tool function: each call takes a token from ``budget`` first."""
+    """Decorate a tool function: each call takes a token from ``budget`` first (a budget
+    name, or a keyed one such as ``"github:{data.installation_id}"``)."""
 
     def decorate(fn: Callable[P, R]) -> Callable[P, R]:
         return cast(Callable[P, R], _limited(budget, fn))

@@ -6,9 +6,15 @@ then, and its retry spends the reservation instead of a new token, so a deferred
 never starved by newcomers and reservations never let more calls through than the budget:
 over any window of T seconds at most ``burst + rate * T`` calls start.
 
-Keys (``Keys.budget`` and ``Keys.budget_held``, one hash tag per budget, so both live on one
-cluster slot): ``<prefix>budget:{<name>}`` hash: tokens, ts (server ms), taken, deferrals;
-``<prefix>budget:{<name>}:held`` sorted set: event hash -> when its reserved token is due.
+A keyed budget (``github:{data.installation_id}``, ``budget_keys.py``) has one bucket per
+value, ``github:42``, with the rate and burst of the configured ``github``: its own keys,
+expiring once the bucket would be full again, and an entry in the budget's index of live
+buckets for the console.
+
+Keys (``Keys.budget`` and ``Keys.budget_held``, one hash tag per bucket, so both live on one
+cluster slot): ``<prefix>budget:{<bucket>}`` hash: tokens, ts (server ms), taken, deferrals;
+``<prefix>budget:{<bucket>}:held`` sorted set: event hash -> when its reserved token is due;
+``<prefix>budget:{<name>}:keys`` sorted set: keyed bucket -> when its keys expire.
 """
 
 from __future__ import annotations
@@ -24,10 +30,17 @@ from redis.asyncio import Redis
 from workers.core.errors import ConfigurationError
 from workers.core.keys import Keys
 from workers.core.lua import lua_script
+from workers.runtime.budget_keys import base_name, is_keyed
 
 # A reservation nobody came back for (its event was dead-lettered or purged) is dropped
 # this long after it was due.
 STALE_MS = 10 * 60 * 1000
+# A process writes a keyed bucket's expiry into the index again once this much of the
+# bucket's refill time has gone by since it last did: not on every take.
+REINDEX_FRACTION = 0.5
+INDEX_TTL_MS = 24 * 3600 * 1000
+# Keyed buckets a process remembers having indexed, before it forgets the expired ones.
+INDEXED_MAX = 4096
 
 
 _SPEC = re.compile(
@@ -97,42 +110,74 @@ class Limiter:
         self.budgets = dict(budgets)
         self.keys = Keys(prefix)
         self._take = client.register_script(lua_script(__package__, "budget_take"))
+        # Keyed bucket -> the expiry (server ms) this process last wrote into the index.
+        self._indexed: dict[str, int] = {}
 
     def budget(self, name: str) -> Budget:
+        """The configured budget of bucket ``name`` (``github:42`` draws on ``github``)."""
         try:
-            return self.budgets[name]
+            return self.budgets[base_name(name)]
         except KeyError:
             known = ", ".join(sorted(self.budgets)) or "none"
             raise ConfigurationError(
-                f"no rate budget named {name!r} (configured: {known}); "
+                f"no rate budget named {base_name(name)!r} (configured: {known}); "
                 "set STREAMDESK_RATE_LIMITS, e.g. github=50/s:100"
             ) from None
 
     async def take(self, name: str, holder: str) -> Grant:
-        """One token of budget ``name`` for ``holder`` (an event hash)."""
+        """One token of bucket ``name`` (a budget, or a keyed bucket such as ``github:42``)
+        for ``holder`` (an event hash)."""
         budget = self.budget(name)
+        keyed = is_keyed(name)
         keys = [self.keys.budget(name), self.keys.budget_held(name)]
-        ok, wait = await self._take(keys=keys, args=[budget.rate, budget.burst, holder, STALE_MS])
+        args: list[str | int | float] = [budget.rate, budget.burst, holder, STALE_MS, int(keyed)]
+        ok, wait, expiry, now = await self._take(keys=keys, args=args)
+        if keyed:
+            await self._index(budget, name, int(expiry), int(now))
         return Grant(bool(int(ok)), int(wait))
+
+    async def _index(self, budget: Budget, bucket: str, expiry_ms: int, now_ms: int) -> None:
+        """Record when a keyed bucket's keys expire, in its budget's index (another slot than
+        the bucket's, so beside the script, not in it)."""
+        refill_ms = budget.burst * 1000 / budget.rate
+        if expiry_ms - self._indexed.get(bucket, 0) < refill_ms * REINDEX_FRACTION:
+            return
+        if len(self._indexed) >= INDEXED_MAX:
+            self._indexed = {k: v for k, v in self._indexed.items() if v > now_ms}
+        self._indexed[bucket] = expiry_ms
+        index = self.keys.budget_keys(budget.name)
+        async with self.client.pipeline(transaction=False) as pipe:
+            pipe.zadd(index, {bucket: expiry_ms})
+            pipe.zremrangebyscore(index, "-inf", now_ms)
+            # Trimmed on every write; a day past the last one if the budget falls out of use.
+            pipe.pexpire(index, expiry_ms - now_ms + INDEX_TTL_MS)
+            await pipe.execute()
 
 
 @dataclass(frozen=True, slots=True)
 class Level:
-    """A budget as the console shows it."""
+    """A budget as the console shows it. A keyed budget's own bucket is only used by
+    unkeyed calls; ``keyed`` counts its live per-value buckets."""
 
     budget: Budget
     tokens: float  # now, refilled; below 0 while reservations wait
     taken: int
     deferrals: int  # events deferred so far
     waiting: int  # events holding a reservation now
+    keyed: int = 0  # live keyed buckets (``github:42``...)
+
+
+_PER_BUDGET = 3
 
 
 def queue_levels(pipe: Any, prefix: str, budgets: Mapping[str, Budget]) -> None:
-    """Two commands per budget on a (sync or async) pipeline; read with ``levels``."""
+    """Three commands per budget on a (sync or async) pipeline; read with ``levels``."""
     keys = Keys(prefix)
+    now_ms = int(time.time() * 1000)
     for name in budgets:
         pipe.hmget(keys.budget(name), "tokens", "ts", "taken", "deferrals")
         pipe.zcard(keys.budget_held(name))
+        pipe.zcount(keys.budget_keys(name), now_ms, "+inf")
 
 
 def levels(
@@ -141,11 +186,12 @@ def levels(
     now = time.time() * 1000 if now_ms is None else now_ms
     out: list[Level] = []
     for i, budget in enumerate(budgets.values()):
-        tokens, ts, taken, deferrals = replies[2 * i]
+        bucket, waiting, keyed = replies[_PER_BUDGET * i : _PER_BUDGET * (i + 1)]
+        tokens, ts, taken, deferrals = bucket
         level = float(budget.burst) if tokens is None else float(tokens)
         if ts is not None:
             level = min(budget.burst, level + max(now - float(ts), 0) * budget.rate / 1000)
         out.append(
-            Level(budget, level, int(taken or 0), int(deferrals or 0), int(replies[2 * i + 1]))
+            Level(budget, level, int(taken or 0), int(deferrals or 0), int(waiting), int(keyed))
         )
     return out

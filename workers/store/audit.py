@@ -29,6 +29,9 @@ class Action(StrEnum):
     REDRIVE = "redrive"
     PURGE = "purge"
     FORCE_RERUN = "force-rerun"
+    CANCEL = "cancel"  # an event's run (running or waiting) cancelled: workers/cancel/
+    # An operator answered a run waiting for an event (approve/reject): workers/waits/answers.py
+    ANSWER = "answer"
     PAUSE = "pause"
     RESUME = "resume"
     CANCEL_JOB = "cancel-job"

@@ -58,7 +58,7 @@ COLUMNS = (
     "event_hash", "event_type", "event_id", "source", "subject", "stream", "entry_id",
     "status", "attempts", "deliveries", "lease", "fence", "consumer", "created_at", "started_at",
     "finished_at", "duration_ms", "result", "error",
-    "llm_calls", "prompt_tokens", "completion_tokens", "cost_usd",
+    "llm_calls", "prompt_tokens", "completion_tokens", "cost_usd", "version",
 )  # fmt: skip
 # A run's usage only grows (each attempt reports every stored step's): a row written
 # without any (a dead-lettering, a fence) keeps what an earlier attempt stored.
@@ -66,6 +66,9 @@ USAGE = ("llm_calls", "prompt_tokens", "completion_tokens", "cost_usd")
 UPDATED = [c for c in COLUMNS if c not in ("event_hash", "created_at")]
 SUCCEEDED = RunStatus.SUCCEEDED.value
 DEAD = RunStatus.DEAD.value
+CANCELLED = RunStatus.CANCELLED.value
+# Rows no attempt writes over, and whose events a read finds done (never started again).
+FINAL = (SUCCEEDED, CANCELLED)
 TRANSIENT_ERRORS = (OperationalError, InterfaceError, InternalError, ProgrammingError)
 
 
@@ -81,8 +84,11 @@ def upsert_sql(fenced: bool, batch: bool = False) -> str:
     sets = [
         f"{c} = {bigger}({TABLE}.{c}, excluded.{c})" if c in USAGE else f"{c} = excluded.{c}"
         for c in UPDATED
+        if c != "version"
     ]
-    guard = f"{TABLE}.status <> '{SUCCEEDED}' AND NOT {dead_entry_fence()}"
+    # A row written without a version (a dead-lettering by hand) keeps the one it had.
+    sets.append(f"version = COALESCE(NULLIF(excluded.version, ''), {TABLE}.version)")
+    guard = f"{TABLE}.status NOT IN ('{SUCCEEDED}', '{CANCELLED}') AND NOT {dead_entry_fence()}"
     if fenced:
         guard += f" AND ({TABLE}.fence = '' OR {TABLE}.fence = excluded.lease)"
     return (
@@ -104,10 +110,11 @@ def dead_entry_fence() -> str:
     )
 
 
-def succeeded(hashes: list[str]) -> list[tuple[str, str]]:
-    """``(event_hash, lease)`` of the succeeded rows among ``hashes``. The status is checked
-    here, not in SQL: given ``status = ...`` SQLite prefers the status index and scans every
-    succeeded row instead of looking the hashes up in the unique index."""
+def succeeded(hashes: list[str], final: tuple[str, ...] = (SUCCEEDED,)) -> list[tuple[str, str]]:
+    """``(event_hash, lease)`` of the succeeded rows (those ``final``) among ``hashes``. The
+    status is checked here, not in SQL: given ``status = ...`` SQLite prefers the status
+    index and scans every succeeded row instead of looking the hashes up in the unique
+    index."""
     found: list[tuple[str, str, str]] = []
     with raw_cursor() as cursor:
         if is_postgresql():  # one statement, the same text for any number of hashes
@@ -117,7 +124,7 @@ def succeeded(hashes: list[str]) -> list[tuple[str, str]]:
                 chunk = hashes[i : i + CHUNK_ROWS]
                 cursor.execute(placeholders(_select_sql(len(chunk))), chunk)
                 found += cursor.fetchall()
-    return [(h, lease) for h, lease, status in found if status == SUCCEEDED]
+    return [(h, lease) for h, lease, status in found if status in final]
 
 
 def _select_sql(n: int) -> str:
@@ -146,7 +153,7 @@ class SqliteQuickLookup:
             self._conn = sqlite3.connect(self.path, timeout=5.0, isolation_level=None)
             self._conn.execute("PRAGMA query_only = 1")
         rows = self._conn.execute(_select_sql(len(hashes)).replace("%s", "?"), hashes)
-        return {h for h, _, status in rows if status == SUCCEEDED}
+        return {h for h, _, status in rows if status in FINAL}
 
     def close(self) -> None:
         if self._conn is not None:
@@ -165,7 +172,7 @@ def _values(
         finish.duration_ms if finish else None,
         adapt.json(finish.result if finish else None),
         storable_text(finish.error) if finish else "",
-        usage.calls, usage.prompt_tokens, usage.completion_tokens, usage.cost_usd,
+        usage.calls, usage.prompt_tokens, usage.completion_tokens, usage.cost_usd, run.version,
     ]  # fmt: skip
 
 
@@ -195,8 +202,9 @@ class DjangoRunStore:
         return isinstance(exc, TRANSIENT_ERRORS + raw)
 
     def done_among(self, hashes: list[str]) -> set[str]:
-        """Before agents start: which of these events already succeeded (duplicates)."""
-        return {h for h, _ in succeeded(hashes)} if hashes else set()
+        """Before agents start: which of these events already succeeded, or were
+        cancelled (duplicates: never started again)."""
+        return {h for h, _ in succeeded(hashes, FINAL)} if hashes else set()
 
     def quick_lookup(self) -> SqliteQuickLookup | None:
         """A ``done_among`` the event loop may call itself: for a SQLite file, else None."""
@@ -233,6 +241,13 @@ class DjangoRunStore:
             _values(f.run, RunStatus.DEAD if f.dead else RunStatus.FAILED, "", now, f, adapt)
             for f in finishes
         ]
+        self._upsert(rows, fenced=True)
+
+    def wait(self, finishes: list[Finish]) -> None:
+        """Record runs that gave back their slot to wait, unless fenced."""
+        adapt = adapters()
+        now = adapt.time(timezone.now())
+        rows = [_values(f.run, RunStatus.WAITING, "", now, f, adapt) for f in finishes]
         self._upsert(rows, fenced=True)
 
     def load_steps(self, hashes: list[str]) -> dict[str, dict[str, Any]]:

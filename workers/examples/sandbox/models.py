@@ -9,8 +9,8 @@ class SideEffect(models.Model):
     """One call to a sandbox service. Like Stripe or GitHub with an ``Idempotency-Key``,
     a second call with the same key changes nothing and answers what the first did."""
 
-    service = models.CharField(max_length=32)  # github, vault, slack
-    action = models.CharField(max_length=64)  # label_issue, revoke, notify
+    service = models.CharField(max_length=32)  # github, vault, slack, payments
+    action = models.CharField(max_length=64)  # label_issue, revoke, notify, refund
     target = models.CharField(max_length=256)
     payload = models.JSONField(default=dict)
     idempotency_key = models.CharField(max_length=400, unique=True)

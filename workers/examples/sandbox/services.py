@@ -64,3 +64,9 @@ def revoke(credential_id: str, kind: str, key: str) -> dict[str, Any]:
 @rate_limited("slack")
 def notify(channel: str, text: str, key: str) -> dict[str, Any]:
     return _record("slack", "notify", channel, {"text": text}, key)
+
+
+# Not rate-limited: a refund is rare, and the refunds example is about waiting for a person.
+def refund(order_id: str, amount_cents: int, key: str) -> dict[str, Any]:
+    payload = {"amount_cents": amount_cents, "refunded": True}
+    return _record("payments", "refund", f"order/{order_id}", payload, key)

@@ -33,7 +33,7 @@ for i = 7, #ARGV, 2 do
     local key = KEYS[3 + g]
     local rec = redis.call('HMGET', key, 'state', 'owner', 'lease_until')
     local held = rec[2] and string.sub(rec[2], 1, #prefix) == prefix
-    if rec[1] == 'done' then
+    if rec[1] == 'done' or rec[1] == 'cancelled' then
       status = 'done'
     elseif rec[1] == 'running' and (tonumber(rec[3]) or 0) > now and not held then
       status = 'running'

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import sys
 import threading
 from argparse import ArgumentParser, ArgumentTypeError
@@ -13,6 +15,7 @@ from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 
 from workers.core.errors import StreamdeskError
+from workers.core.keys import Keys
 from workers.core.registry import default_registry
 from workers.engine.processes import run_processes, usable_cpus
 from workers.engine.serve import exit_past_lingering_threads, run, serve
@@ -21,12 +24,18 @@ from workers.from_settings import (
     llm_config,
     rate_budgets,
     redis_url,
+    schedules,
     worker_redis_client,
 )
 from workers.management.commands.relay import relay_config
 from workers.monitor.recorder import RecorderThread, start_recorder
+from workers.producers.publish import scheduled_entry
 from workers.producers.relay import Relay
+from workers.redis.connection import is_cluster
+from workers.redis.consumer_names import claim_consumer_name
+from workers.redis.listener import Handler
 from workers.store.runs import DjangoRunStore
+from workers.timers import Relayed, TimerThread, start_timer
 
 
 def processes_arg(value: str) -> int:
@@ -52,6 +61,27 @@ def unapplied_migrations() -> int:
         connection.close()
 
 
+def start_timers(keys: Keys) -> tuple[TimerThread, dict[str, Handler]]:
+    """This process's candidate for the fleet's timer (delayed events, schedules:
+    docs/timers.md), and the handler the worker's pub/sub listener relays the timer's
+    channel to (on a cluster, whose listener subscribes to nothing, the candidate
+    subscribes itself). Every schedule's event is built once first, so a bad one (an
+    unknown type, data its schema refuses) stops the worker at start, not at its first tick."""
+    declared = schedules()
+    client = worker_redis_client()
+    for one in declared:
+        scheduled_entry(client, one, 0)
+    relayed = None if is_cluster(client) else Relayed()
+    timer = start_timer(
+        worker_redis_client,
+        keys,
+        declared,
+        functools.partial(scheduled_entry, client),
+        wakeups=relayed,
+    )
+    return timer, ({keys.timers_channel: relayed} if relayed is not None else {})
+
+
 class Command(BaseCommand):
     help = (
         "Run Streamdesk agents on events from a Redis stream through a consumer group. "
@@ -62,7 +92,11 @@ class Command(BaseCommand):
     def add_arguments(self, parser: ArgumentParser) -> None:
         parser.add_argument("--stream", help="stream to read (default streamdesk:events)")
         parser.add_argument("--group", help="consumer group (default agents)")
-        parser.add_argument("--consumer", help="consumer name (default <host>-<pid>)")
+        parser.add_argument(
+            "--consumer",
+            help="consumer name (default <host>-<n>: the lowest slot of this host no live "
+            "worker holds, so a restarted worker takes its old name back)",
+        )
         parser.add_argument("--concurrency", type=int, help="agents run at once (default 16)")
         parser.add_argument("--batch-size", type=int, help="entries read per call (default 100)")
         parser.add_argument(
@@ -141,8 +175,14 @@ class Command(BaseCommand):
         stop_relay = threading.Event()
         relay = self.start_relay(stop_relay) if options["relay"] else None
         recorder: RecorderThread | None = None
+        timer: TimerThread | None = None
         try:
             config = engine_config(**overrides)
+            if not options["consumer"]:
+                # <host>-<n>, the lowest free: a restart takes its old name back.
+                name = claim_consumer_name(worker_redis_client(), config.keys)
+                config = dataclasses.replace(config, consumer=name)
+            timer, channels = start_timers(config.keys)
             if settings.STREAMDESK_HISTORY_RECORDER and not options["no_history_recorder"]:
                 # A candidate history recorder (one records for the whole deployment): the
                 # console's charts fill whether or not a browser is open.
@@ -155,6 +195,7 @@ class Command(BaseCommand):
                     DjangoRunStore(),
                     rate_budgets(),
                     llm_config(),
+                    channels,
                 )
             )
         except StreamdeskError as exc:
@@ -166,6 +207,8 @@ class Command(BaseCommand):
                 relay.join()
             if recorder is not None:
                 recorder.stop()
+            if timer is not None:
+                timer.stop()
             # Last: an agent's thread past the drain timeout must not hold the process.
             exit_past_lingering_threads(sys.exc_info()[1], older_threads)
 

@@ -5,15 +5,18 @@ from __future__ import annotations
 import json
 from argparse import ArgumentParser
 from dataclasses import asdict
+from datetime import UTC, datetime
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
 from workers.core.errors import StreamdeskError
 from workers.from_settings import configured_streams, engine_config, redis_client
-from workers.monitor.sample import Sample, collect
+from workers.monitor.sample import Sample, StreamInfo, collect
 from workers.monitor.usage import UsageRow, usage_rows, usage_total, usd
 from workers.redis import stats
+from workers.retention import entry_ms
+from workers.retention.policy import age_text
 
 
 def as_dict(sample: Sample) -> dict[str, Any]:
@@ -25,6 +28,8 @@ def as_dict(sample: Sample) -> dict[str, Any]:
                 "name": s.name,
                 "length": s.length,
                 "dead_letters": s.dead_letters,
+                "first_id": s.first_id,
+                "retention": asdict(s.trim) if s.trim else None,
                 "groups": [
                     {
                         "name": g.name,
@@ -55,6 +60,7 @@ def render_text(sample: Sample) -> str:
     lines: list[str] = []
     for s in sample.streams:
         lines.append(f"{s.name}  length {s.length}  dead letters {s.dead_letters}")
+        lines += reach_lines(sample, s)
         if s.error:
             lines.append(f"  this stream {s.error}")
         for g in s.groups:
@@ -70,6 +76,22 @@ def render_text(sample: Sample) -> str:
     lines.append(f"engine: {counters}")
     lines += usage_lines(sample)
     return "\n".join(lines)
+
+
+def reach_lines(sample: Sample, s: StreamInfo) -> list[str]:
+    """How far back the stream reaches and its last trim by retention (workers/retention)."""
+    first_ms = entry_ms(s.first_id)
+    if first_ms is None:
+        return []
+    when = datetime.fromtimestamp(first_ms / 1000, tz=UTC).strftime("%Y-%m-%d %H:%M UTC")
+    lines = [f"  oldest entry {when} ({age_text((sample.at_ms - first_ms) / 1000)} ago)"]
+    t = s.trim
+    if t is None:
+        return [*lines, "  retention: not trimmed yet (workers trim once a minute)"]
+    trim = f"last trim {age_text((sample.at_ms - t.at_ms) / 1000)} ago by {t.by}: {t.trimmed:,}"
+    held = f", held back by group {t.held_by}" if t.held_by else ""
+    note = f"; {t.note}" if t.note else ""
+    return [*lines, f"  retention: {t.retention.describe()}; {trim} entries{held}{note}"]
 
 
 def usage_lines(sample: Sample) -> list[str]:
@@ -91,7 +113,8 @@ def _usage(r: UsageRow) -> str:
 
 class Command(BaseCommand):
     help = (
-        "Show each stream's length and dead letters, each group's consumers, pending and lag, "
+        "Show each stream's length, dead letters, oldest entry and retention, each group's "
+        "consumers, pending and lag, "
         "the engine's counters and model usage (tokens, estimated cost) by event type."
     )
 

@@ -24,7 +24,7 @@ from workers.core.redact import redact_url
 from workers.engine.supervisor import Child, Supervisor
 from workers.from_settings import data_dir, redis_url
 from workers.redis.datadir import FILE_MODE, private_dir
-from workers.redis.embedded import EmbeddedValkey
+from workers.redis.embedded import EmbeddedValkey, valkey_binary
 
 STOP_TIMEOUT_S = 40.0
 
@@ -197,9 +197,21 @@ class Command(BaseCommand):
             # Other terminals must be in the same mode to see the demo types.
             lines += ["  elsewhere:  export DEBUG=1 STREAMDESK_DEMO=1 (the mode make run uses)"]
         lines += ["  watch it:   python manage.py streams"]
+        if not settings.REDIS_URL:
+            # The embedded server's own client, ready to paste (no redis-cli needed).
+            lines += [f"  redis-cli:  {cli_line(url)}"]
         if settings.STREAMDESK_DEMO:
             lines += [
                 '  publish:    python manage.py publish demo.echo --data \'{"hello": "world"}\''
             ]
         lines += ["  A process that dies is restarted; Ctrl-C stops everything started here.", ""]
         self.stdout.write("\n".join(lines))
+
+
+def cli_line(url: str) -> str:
+    """The embedded server's own ``valkey-cli`` (shipped beside it), pointed at ``url``: a
+    unix socket by ``-s``, a port by ``-u``."""
+    cli = valkey_binary().with_name("valkey-cli")
+    if url.startswith("unix://"):
+        return f"{cli} -s {url.removeprefix('unix://')}"
+    return f"{cli} -u {url}"

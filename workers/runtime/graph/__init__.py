@@ -5,7 +5,8 @@ that must load without the extra import it behind a check (``workers/examples/de
 
 from __future__ import annotations
 
+from workers.runtime.graph.interrupts import InterruptWait
 from workers.runtime.graph.run import GraphContext, run_graph
 from workers.runtime.graph.saver import DjangoSaver, Fence
 
-__all__ = ["DjangoSaver", "Fence", "GraphContext", "run_graph"]
+__all__ = ["DjangoSaver", "Fence", "GraphContext", "InterruptWait", "run_graph"]

@@ -1,0 +1,1 @@
+"""``python -m bench.timers``: delayed events' lateness under load, and the timer's idle cost."""

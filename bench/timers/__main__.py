@@ -1,0 +1,5 @@
+"""``python -m bench.timers``: see bench/timers/run.py."""
+
+from bench.timers.run import main
+
+raise SystemExit(main())

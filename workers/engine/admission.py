@@ -1,0 +1,147 @@
+"""Admitting a batch of deliveries: decode, gate and duplicate check at once, then start.
+
+A mixin of the worker (``workers/engine/worker.py``), apart so the worker's file keeps to
+its loop: the attributes below are the worker's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import Counter
+from collections.abc import Awaitable
+from typing import TYPE_CHECKING
+
+from workers.core.config import EngineConfig
+from workers.core.registry import Registry
+from workers.engine.attempts import Attempt, HashGroup, Settlement, exhausted, gate_groups
+from workers.engine.intake import Rejected, sort_deliveries
+from workers.engine.settle import Settler
+from workers.gate import Gate
+from workers.redis.bus import Delivery
+from workers.store.dbwriter import DbWriter
+from workers.store.protocols import DoneCheck, RunStore
+from workers.waits import Waits
+
+log = logging.getLogger("streamdesk.worker")
+
+
+class AdmitsBatches:
+    """``handle``: one batch from a read, a reclaim, a deferral or a hand-off."""
+
+    config: EngineConfig
+    registry: Registry
+    store: RunStore
+    gate: Gate
+    db: DbWriter
+    done_check: DoneCheck
+    settler: Settler
+    inflight: dict[str, Attempt]
+    slot_freed: asyncio.Event
+    admitting: set[asyncio.Task[None]]
+    waits: Waits
+
+    if TYPE_CHECKING:  # the worker's (worker.py)
+
+        def _start(self, attempt: Attempt) -> None: ...
+
+    async def handle(self, deliveries: list[Delivery]) -> None:
+        intake = sort_deliveries(
+            deliveries, self.config.stream, self.registry, self.config.max_event_bytes
+        )
+        rejected = list(intake.rejected)
+        answered: list[Rejected] = []
+        groups: dict[str, HashGroup] = {}
+        for runnable in intake.runnable:
+            if (dead := exhausted(runnable, self.config)) is not None:
+                rejected.append(dead)
+            elif runnable.event.hash in self.inflight:
+                self.inflight[runnable.event.hash].followers.append(runnable.delivery)
+            elif runnable.event.hash in groups:
+                groups[runnable.event.hash].followers.append(runnable.delivery)
+            else:
+                groups[runnable.event.hash] = HashGroup(runnable)
+        leaders = list(groups.values())
+        # The gate, the database's duplicate check and the waits these events answer do not
+        # depend on each other: all at once, so an agent starts one round trip after its
+        # entry is read. Waits are answered before any entry of the batch can be acked.
+        gated, looked_up, resumed = await asyncio.gather(
+            gate_groups(self.gate, self.config.consumer, leaders),
+            self.done_check([g.leader.event.hash for g in leaders]),
+            self.waits.answer_batch(intake.arrivals(), [e.type for _, e in intake.unclaimed]),
+            return_exceptions=True,
+        )
+        if isinstance(resumed, BaseException):
+            if not isinstance(gated, BaseException):
+                await self._give_back(gated[0])
+            raise resumed
+        if isinstance(gated, BaseException):
+            raise gated
+        for reject, envelope in intake.unclaimed:
+            # No agent takes its type: dead-lettered, unless it is an answer to a wait (one
+            # that came late or twice answers nothing, and is no trouble either).
+            is_answer = envelope.type in resumed.awaited_types
+            is_answer = is_answer or reject.delivery.entry_id in resumed.resumed
+            (answered if is_answer else rejected).append(reject)
+        attempts, hits, busy, broken = gated
+        if resumed.count:
+            self._count_answers(resumed.count)
+        if isinstance(looked_up, BaseException):
+            await self._give_back(attempts)
+            raise looked_up
+        done = looked_up
+        finished = [a for a in attempts if a.event_hash in done]
+        for attempt in finished:
+            # The database says these succeeded although Redis forgot: duplicates after all.
+            hits += [attempt.delivery, *attempt.followers]
+        attempts = [a for a in attempts if a.event_hash not in done]
+        for attempt in attempts:
+            self.inflight[attempt.event_hash] = attempt  # later duplicates wait on it
+        for attempt in attempts:
+            if not attempt.takeover:
+                self._start(attempt)
+        takeovers = [a for a in attempts if a.takeover]
+        rest = Settlement(rejected + broken, hits, intake.deleted, busy, answered)
+        # The rest needs no hurry: the next batch is read meanwhile.
+        task = asyncio.create_task(self._after_gate(takeovers, done, rest))
+        self.admitting.add(task)
+        task.add_done_callback(self.admitting.discard)
+
+    def _count_answers(self, n: int) -> None:
+        log.info("%d waiting run(s) answered: resumed", n)
+        task = asyncio.create_task(self._quietly(self.settler.count(Counter(answers=n))))
+        self.admitting.add(task)
+        task.add_done_callback(self.admitting.discard)
+
+    async def _give_back(self, attempts: list[Attempt]) -> None:
+        """Admission failed: release the leases; the entries stay pending for redelivery."""
+        for attempt in attempts:
+            self.inflight.pop(attempt.event_hash, None)
+        self.slot_freed.set()
+        await self._quietly(self.settler.release(attempts, "admission failed; left pending"))
+
+    async def _after_gate(self, takeovers: list[Attempt], done: set[str], rest: Settlement) -> None:
+        """Fence and start the takeovers, then settle what cannot run."""
+        if takeovers:
+            try:
+                await self.db.call(self.store.fence, [a.run for a in takeovers])
+            except Exception:
+                log.exception(
+                    "fencing %d takeovers failed; they will be redelivered", len(takeovers)
+                )
+                await self._give_back(takeovers)
+                takeovers = []
+            for attempt in takeovers:
+                self._start(attempt)
+        if done:
+            await self._quietly(self.settler.mark_done(done))
+        await self._quietly(
+            self.settler.reject(rest.rejected, rest.hits, rest.deleted, rest.busy, rest.answered)
+        )
+
+    async def _quietly(self, step: Awaitable[object]) -> None:
+        """Settling is retried by redelivery if it fails here: log, never crash the task."""
+        try:
+            await step
+        except Exception:
+            log.exception("settling a batch failed; its entries stay pending")
