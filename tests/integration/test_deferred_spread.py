@@ -166,3 +166,29 @@ def test_a_deferred_entry_not_yet_due_is_not_taken(r: redis.Redis, redis_url: st
     entry = read_one(r)
     assert defer_then_take(redis_url, entry, wait_ms=5_000) == []
     assert r.zcard(deferred_entries(STREAM, "agents")) == 1
+
+
+def test_a_deferral_another_worker_took_is_no_longer_held(r: redis.Redis, redis_url: str) -> None:
+    """a defers an entry, b takes it when due, a only looks (its hold, which finds the set
+    empty): a holds nothing, so a burst run ends (it waited for good once in CI)."""
+    entry = read_one(r)
+
+    async def go() -> tuple[int, int]:
+        client = aredis.Redis.from_url(redis_url, decode_responses=True)
+        try:
+            a = Deferrals(client, STREAM, "agents", "a", 60_000)
+            async with client.pipeline(transaction=False) as pipe:
+                queue_defer(pipe, STREAM, "agents", "a", [Delivery(entry, {}, 1)], 60_000, 50)
+                await pipe.execute()
+            a.add([entry], wait_ms=50)
+            held = len(a)
+            await asyncio.sleep(0.1)
+            b = Deferrals(client, STREAM, "agents", "b", 60_000)
+            assert [d.entry_id for d in await b.take_due(8)] == [entry]
+            await a.hold()
+            assert not a.due()  # it looked just now and knows of nothing due: no take
+            return held, len(a)
+        finally:
+            await client.aclose()
+
+    assert asyncio.run(go()) == (1, 0)

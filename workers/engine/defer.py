@@ -101,7 +101,15 @@ class Deferrals:
         self._hold = client.register_script(_HOLD)
 
     def __len__(self) -> int:
+        """This worker's deferrals not yet due: a due one is the group's, whoever takes it."""
+        self._forget_due(time.monotonic())
         return len(self._heap)
+
+    def _forget_due(self, now: float) -> None:
+        # Forgotten here too, not only when this worker takes: another worker may have taken
+        # the last due entry, and then this one has no due time left to wake it (``due``).
+        while self._heap and self._heap[0].due <= now:
+            heapq.heappop(self._heap)
 
     def add(self, entry_ids: list[str], wait_ms: int) -> None:
         now = time.monotonic()
@@ -118,6 +126,7 @@ class Deferrals:
         group's deferred set, so that an idle worker joins a backlog another deferred."""
         await self._look()
         now = time.monotonic()
+        self._forget_due(now)
         grace_s, half_s = GRACE_MS / 1000, self.claim_idle_ms / 2000
         soon = [
             w for w in self._heap if w.claimable < w.due + grace_s and w.claimable - now < half_s
@@ -150,8 +159,7 @@ class Deferrals:
     async def take_due(self, want: int) -> list[Delivery]:
         """Up to ``want`` of the group's entries whose token is due, taken for a rerun."""
         now = time.monotonic()
-        while self._heap and self._heap[0].due <= now:
-            heapq.heappop(self._heap)  # due: the set's, whoever takes it
+        self._forget_due(now)
         if self._next is not None and self._next <= now:  # a race, not a routine look
             await asyncio.sleep(random.uniform(0, JITTER_MS / 1000))
         return await self._look(want)
