@@ -58,8 +58,10 @@ LINGER_BELOW = 8  # outcomes queued: with this many or more, settle at once
 
 class Settler(SettlesRejects):
     """Settles the worker's outcomes through the collaborators it is given; it calls
-    ``on_deferred(entry_ids, wait_ms)`` for entries held back for a rate budget and
-    ``on_finished(attempt)`` once an attempt is settled (its slot is free again)."""
+    ``on_deferred(entry_ids, wait_ms)`` for entries held back for a rate budget,
+    ``on_finished(attempt)`` once an attempt is settled (its slot is free again) and
+    ``on_followers(deliveries)`` for the followers of a run that now waits: to be admitted
+    again, since one of them may be the run's envelope that an answer brought back."""
 
     def __init__(
         self,
@@ -69,10 +71,12 @@ class Settler(SettlesRejects):
         on_deferred: Callable[[list[str], int], None],
         on_finished: Callable[[Attempt], None],
         on_held: Callable[[float], None] = lambda wait_ms: None,
+        on_followers: Callable[[list[Delivery]], None] = lambda deliveries: None,
         flow: Flow | None = None,
     ) -> None:
         super().__init__(ports)
         self.store = store
+        self.on_followers = on_followers
         self.on_held = on_held  # entries held back for wait_ms: the sweep takes them then
         self.on_deferred = on_deferred
         self.on_finished = on_finished
@@ -220,6 +224,10 @@ class Settler(SettlesRejects):
             self.on_deferred(deferral.outcome.attempt.entry_ids, deferral.wait_ms)
         for s in batch:
             self.on_finished(s.attempt)
+        for attempt in plan.waiting:
+            # Read after on_finished: no delivery can join an attempt that left inflight.
+            if attempt.followers:
+                self.on_followers(list(attempt.followers))
 
     def _write(self, stored: Stored) -> set[str]:
         """In the database thread, one transaction: results, failures, their timeline steps.

@@ -81,8 +81,8 @@ class Plan:
     retries: list[Backoff] = field(default_factory=list)
     dead: list[Dead] = field(default_factory=list)
     deferrals: list[Deferral] = field(default_factory=list)
-    # Runs that wait (workers/waits/): their entries are acked, their leases released; the
-    # wait brings their event back.
+    # Runs that wait (workers/waits/): their own entries are acked, their leases released;
+    # the wait brings their event back.
     waiting: list[Attempt] = field(default_factory=list)
     counts: Counter[str] = field(default_factory=Counter)
 
@@ -122,9 +122,12 @@ def plan_settlement(stored: Stored, timing: Timing) -> Plan:
         plan.released.append(s.attempt)
         plan.deferrals.append(Deferral(s, [s.attempt.delivery, *s.attempt.followers], s.wait_ms))
     for s in stored.waiting:
+        # Only its own entry: a follower may be the run's own envelope, brought back by an
+        # answer that came while this attempt settled. Acked as a duplicate, the run would
+        # wait for good; the settler hands followers back to the worker once this is done.
         plan.released.append(s.attempt)
         plan.waiting.append(s.attempt)
-        plan.acks += s.attempt.entry_ids
+        plan.acks.append(s.attempt.delivery.entry_id)
     counts = plan.counts
     counts["processed"] = len(plan.done)
     counts["idempotency_hits"] = len(plan.duplicates)

@@ -127,6 +127,7 @@ class Worker(AdmitsBatches):
             on_deferred=self.deferrals.add,
             on_finished=self.finished,
             on_held=self.sweeper.soon,
+            on_followers=self.readmit,
             flow=self.flow,
         )
         self.cancels = Cancels(
@@ -260,6 +261,20 @@ class Worker(AdmitsBatches):
     async def admit(self, batch: list[Delivery]) -> None:
         async with self.admission:
             await self.handle(batch)
+
+    def readmit(self, deliveries: list[Delivery]) -> None:
+        """Entries that waited on an attempt now over without acking them: admitted again,
+        in a task (the settler calls this), once slots are free."""
+
+        async def again() -> None:
+            await self.wait_for_slots()
+            if not self.stopping.is_set():
+                await self.admit(deliveries)
+            # Left pending while stopping: this consumer's restart or a reclaim takes them.
+
+        task = asyncio.create_task(again(), name="readmit")
+        self.admitting.add(task)
+        task.add_done_callback(self.admitting.discard)
 
     async def while_paused(self) -> bool:
         """Paused: no reads, no reclaims; what is held finishes and settles meanwhile. A
