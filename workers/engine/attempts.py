@@ -45,6 +45,11 @@ class Attempt:
     # Its agent's context once ``_run`` made it; an operator's cancel request (workers/cancel/).
     ctx: AgentContext | None = None
     cancel: CancelRequest | None = None
+    # Its batch's lookup of the waits its events answer (workers/waits/), run beside the
+    # agent rather than before it: its entries are acked only once the lookup is done, and
+    # not at all if it failed (``unanswered``: a redelivery looks again).
+    answering: asyncio.Future[Any] | None = None
+    unanswered: bool = False
 
     @property
     def event_hash(self) -> str:
@@ -140,6 +145,18 @@ def exhausted(runnable: Runnable, config: EngineConfig) -> Rejected | None:
     error = f"delivered {n} times (max {most}) without finishing"
     run = run_record(runnable, "", 0, config.consumer, None, False)
     return Rejected(runnable.delivery, "max-deliveries", error, run)
+
+
+async def answers_looked_up(attempt: Attempt) -> None:
+    """Wait for the attempt's batch's answer lookup (done long before, as a rule): only then
+    may its entries be acked. A failed lookup, or a drain's cancel meanwhile, leaves them
+    pending (``unanswered``), so that a redelivery looks again."""
+    if attempt.answering is None:
+        return
+    try:
+        await asyncio.shield(attempt.answering)
+    except BaseException:  # its failure was logged by the admission; a cancel is a drain's
+        attempt.unanswered = True
 
 
 def releasable(attempts: list[Attempt]) -> list[Attempt]:
