@@ -4,6 +4,7 @@ is acked until it is done, and none while it fails, so that a redelivery looks a
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import replace
@@ -13,7 +14,7 @@ import pytest
 import redis
 import redis.asyncio as aredis
 
-from tests.support.engine import STREAM, AnyData, pending, xadd
+from tests.support.engine import STREAM, AnyData, pending, run_burst, xadd
 from workers.core.config import EngineConfig
 from workers.core.keys import Keys
 from workers.core.registry import Registry
@@ -72,3 +73,34 @@ def test_an_entry_is_not_acked_while_its_answer_lookup_fails(
     assert list(runs.values()) == [1]
     run = AgentRun.objects.get()
     assert (run.status, run.attempts, run.result) == (RunStatus.SUCCEEDED, 1, "done")
+
+
+def test_a_batch_no_wait_could_answer_sends_no_command_for_waits(
+    r: redis.Redis, redis_url: str, config: EngineConfig
+) -> None:
+    """Standalone, the shapes of the batch's types ride the gate's script call: with no wait
+    anywhere, the waits send no command of their own (MONITOR: no HKEYS outside a script)."""
+    registry = Registry()
+    registry.register("test.lookup", AnyData, lambda event, ctx: None)
+    for n in range(20):
+        xadd(r, {"type": "test.lookup", "source": "t", "id": f"n{n}", "data": {}})
+    seen: list[str] = []
+    watching = threading.Event()
+
+    def watch() -> None:
+        with redis.Redis.from_url(redis_url, decode_responses=True).monitor() as monitor:
+            watching.set()
+            for command in monitor.listen():
+                seen.append(f"{command['client_type']} {command['command']}")
+                if command["command"].startswith("SET streamdesk-test:monitor-done"):
+                    return
+
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
+    assert watching.wait(5)
+    run_burst(redis_url, config, registry)
+    r.set("streamdesk-test:monitor-done", 1)
+    watcher.join(10)
+    assert pending(r) == 0 and AgentRun.objects.count() == 20
+    assert any(line.startswith("lua HKEYS") for line in seen)  # in the gate's call
+    assert not [line for line in seen if "HKEYS" in line and not line.startswith("lua")]

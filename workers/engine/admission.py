@@ -22,7 +22,7 @@ from workers.gate import Gate
 from workers.redis.bus import Delivery
 from workers.store.dbwriter import DbWriter
 from workers.store.protocols import DoneCheck, RunStore
-from workers.waits import Answered, Waits
+from workers.waits import Answered, Arrival, Waits
 
 log = logging.getLogger("streamdesk.worker")
 T = TypeVar("T")
@@ -42,6 +42,7 @@ class AdmitsBatches:
     slot_freed: asyncio.Event
     admitting: set[asyncio.Task[Any]]
     waits: Waits
+    on_cluster: bool
 
     if TYPE_CHECKING:  # the worker's (worker.py)
 
@@ -63,23 +64,22 @@ class AdmitsBatches:
             else:
                 groups[runnable.event.hash] = HashGroup(runnable)
         leaders = list(groups.values())
-        # The waits these events answer are looked up beside the agents, not before them
-        # (a round trip of its own): no entry of the batch is acked until it is done.
-        answering = self._follow(
-            self.waits.answer_batch(intake.arrivals(), [e.type for _, e in intake.unclaimed])
-        )
-        # Retrieved here too: a batch whose gate fails never awaits it (nothing is acked).
-        answering.add_done_callback(lambda t: t.cancelled() or t.exception())
+        arrivals, odd = intake.arrivals(), [e.type for _, e in intake.unclaimed]
+        # The match shapes of the batch's types (which waits its events could answer) are
+        # read in the gate's own call where one slot holds every key (not on a cluster).
+        types = sorted({envelope.type for envelope, _, _ in arrivals})
+        shapes = self.waits.shape_keys(types) if leaders and not self.on_cluster else []
         # The gate and the database's duplicate check do not depend on each other: both at
         # once, so an agent starts one round trip after its entry is read.
         gated, looked_up = await asyncio.gather(
-            gate_groups(self.gate, self.config.consumer, leaders),
+            gate_groups(self.gate, self.config.consumer, leaders, shapes),
             self.done_check([g.leader.event.hash for g in leaders]),
             return_exceptions=True,
         )
         if isinstance(gated, BaseException):
             raise gated
-        attempts, hits, busy, broken = gated
+        answering = self._look_up_answers(arrivals, odd, gated.read if shapes else None)
+        attempts, hits, busy, broken = gated.attempts, gated.hits, gated.busy, gated.broken
         if isinstance(looked_up, BaseException):
             await self._give_back(attempts)
             raise looked_up
@@ -99,6 +99,19 @@ class AdmitsBatches:
         rest = Settlement(rejected + broken, hits, intake.deleted, busy)
         # The rest needs no hurry: the next batch is read meanwhile.
         self._follow(self._after_gate(takeovers, done, rest, intake.unclaimed, answering))
+
+    def _look_up_answers(
+        self, arrivals: list[Arrival], odd: list[str], read: list[list[Any] | None] | None
+    ) -> asyncio.Task[Answered] | None:
+        """The waits these events answer, looked up beside the agents, not before them: no
+        entry of the batch is acked until it is done. None: the gate's read says no event
+        can answer one (the common batch: no task, no command)."""
+        if read is not None and Waits.nothing_to_answer(read, odd):
+            return None
+        task = self._follow(self.waits.answer_batch(arrivals, odd, read))
+        # Retrieved here too: a batch whose duplicate check fails never awaits it.
+        task.add_done_callback(lambda t: t.cancelled() or t.exception())
+        return task
 
     def _follow(self, step: Coroutine[Any, Any, T]) -> asyncio.Task[T]:
         """A task of the admission's own: a burst run or a drain waits for it."""
@@ -120,7 +133,7 @@ class AdmitsBatches:
         done: set[str],
         rest: Settlement,
         unclaimed: list[tuple[Rejected, Envelope]],
-        answering: asyncio.Task[Answered],
+        answering: asyncio.Task[Answered] | None,
     ) -> None:
         """Fence and start the takeovers, then, once the batch's answers are looked up,
         settle what cannot run."""
@@ -138,7 +151,7 @@ class AdmitsBatches:
         if done:
             await self._quietly(self.settler.mark_done(done))
         try:
-            resumed = await answering
+            resumed = Answered() if answering is None else await answering
         except Exception as exc:
             log.warning(
                 "looking up the waits a batch answers failed (%s); its entries stay pending", exc

@@ -184,15 +184,25 @@ def broken_record(gate: Gate, group: HashGroup) -> list[Rejected]:
     return [Rejected(d, "gate-record", error) for d in (group.leader.delivery, *group.followers)]
 
 
-async def gate_groups(
-    gate: Gate, consumer: str, groups: list[HashGroup]
-) -> tuple[list[Attempt], list[Delivery], list[Delivery], list[Rejected]]:
-    """Gate each group's leader; returns attempts to run, duplicates to ack, busy ones, and
-    those whose gate record is broken."""
+@dataclass(slots=True)
+class Gated:
+    """A batch through the gate: attempts to run, duplicates to ack, busy ones, those whose
+    gate record is broken, and the hashes read in the same call (``read``)."""
+
+    attempts: list[Attempt]
+    hits: list[Delivery]
+    busy: list[Delivery]
+    broken: list[Rejected]
+    read: list[list[Any] | None]
+
+
+async def gate_groups(gate: Gate, consumer: str, groups: list[HashGroup], read: list[str]) -> Gated:
+    """Gate each group's leader, reading the field names of the ``read`` hashes in the same
+    call (``Gate.acquire_reading``)."""
     owners = [f"{consumer}/{g.leader.delivery.entry_id}" for g in groups]
     gated_ns = time.time_ns() if tracing.ACTIVE else 0  # one check per batch
-    tickets = await gate.acquire_many(
-        [(g.leader.event.hash, o) for g, o in zip(groups, owners, strict=True)]
+    tickets, fields = await gate.acquire_reading(
+        [(g.leader.event.hash, o) for g, o in zip(groups, owners, strict=True)], read
     )
     now, mono = datetime.now(UTC), time.monotonic()
     attempts: list[Attempt] = []
@@ -220,4 +230,4 @@ async def gate_groups(
             if attempt.takeover:
                 log.info("lease taken over", extra=attempt.log_fields(token=ticket.token))
             attempts.append(attempt)
-    return attempts, hits, busy, broken
+    return Gated(attempts, hits, busy, broken, fields)

@@ -40,7 +40,7 @@ from workers.flow import Flow
 from workers.gate import Gate
 from workers.redis import bus
 from workers.redis.bus import Delivery
-from workers.redis.connection import UNREACHABLE, own_connection
+from workers.redis.connection import UNREACHABLE, is_cluster, own_connection
 from workers.redis.listener import Listener
 from workers.runtime.context import Services
 from workers.runtime.llm.config import LLMConfig
@@ -112,6 +112,7 @@ class Worker(AdmitsBatches):
         self._agents = ThreadPoolExecutor(config.concurrency, thread_name_prefix="streamdesk-agent")
         # Runs that wait, and the events that answer them (workers/waits/: the one seam).
         self.waits = Waits(client, c.keys, c.stream, c.group, own_connection(client))
+        self.on_cluster = is_cluster(client)
         self.services = Services(
             WorkerSteps(self.db, store),
             Limiter(client, budgets or {}, config.prefix),
