@@ -19,13 +19,34 @@ from workers.redis.error_groups import (
 from workers.redis.stats import known_streams
 
 MEMBERS_PAGE = 50
+# Groups drawn per page, the largest first: every group is read (one hash per stream), but
+# a thousand rows of buttons would cost the template most of a second to draw.
+GROUPS_PAGE = 50
 
 
 @dataclass(frozen=True, slots=True)
 class ErrorsOverview:
-    groups: list[ErrorGroup]
+    groups: list[ErrorGroup]  # this page's
+    total: int  # groups in all
     letters: int  # dead letters in every group
     ungrouped: int  # letters without a fingerprint yet (``manage.py errors --backfill``)
+    offset: int
+
+    @property
+    def has_next(self) -> bool:
+        return self.offset + GROUPS_PAGE < self.total
+
+    @property
+    def last_shown(self) -> int:
+        return self.offset + len(self.groups)
+
+    @property
+    def next_offset(self) -> int:
+        return self.offset + GROUPS_PAGE
+
+    @property
+    def previous_offset(self) -> int:
+        return max(0, self.offset - GROUPS_PAGE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,11 +71,13 @@ class GroupDetail:
         return max(0, self.offset - MEMBERS_PAGE)
 
 
-def overview(client: redis.Redis, keys: Keys) -> ErrorsOverview:
+def overview(client: redis.Redis, keys: Keys, offset: int = 0) -> ErrorsOverview:
     streams = known_streams(client, keys)
     groups = read_groups(client, keys, streams)
+    shown = groups[offset : offset + GROUPS_PAGE]
     letters = sum(g.count for g in groups)
-    return ErrorsOverview(groups, letters, unfingerprinted(client, streams, groups))
+    missing = unfingerprinted(client, streams, groups)
+    return ErrorsOverview(shown, len(groups), letters, missing, offset)
 
 
 def detail(

@@ -26,7 +26,8 @@ def _offset(raw: str | None) -> int:
 
 @viewer_required
 def errors_page(request: HtmxHttpRequest) -> HttpResponse:
-    context = {"errors": errors.overview(redis_client(), keys()), "page": "errors"}
+    found = errors.overview(redis_client(), keys(), _offset(request.GET.get("offset")))
+    context = {"errors": found, "page": "errors"}
     template = "console/_errors.html" if request.htmx else "console/errors.html"
     return render(request, template, context)
 

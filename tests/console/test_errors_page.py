@@ -106,3 +106,20 @@ def test_group_actions_refused_to_viewers(
     keyerror, _ = grouped(r, redis_url)
     response = viewer_client.post(f"/errors/{STREAM}/{keyerror}/act/retry/", headers=HTMX)
     assert response.status_code == 403 and not BulkJob.objects.exists()
+
+
+def test_errors_page_draws_fifty_groups_a_page(
+    r: redis.Redis, redis_url: str, viewer_client: Client
+) -> None:
+    from tests.support.error_letters import traceback_text
+
+    r.sadd(KEYS.streams_index, STREAM)
+    shapes = [traceback_text(f"def handler():\n    raise KeyError('k{n}x')\n") for n in range(55)]
+    # Quoted values are normalised away: 55 functions make 55 groups.
+    shapes = [t.replace("handler", f"h{n}") for n, t in enumerate(shapes)]
+    write_letters(redis_url, [letter(n, t) for n, t in enumerate(shapes)])
+    body = viewer_client.get("/errors/").content.decode()
+    assert "<strong>55</strong> error groups" in body and "(groups 1 to 50 here)" in body
+    assert body.count("data-group=") == 50 and "?offset=50" in body
+    second = viewer_client.get("/errors/?offset=50").content.decode()
+    assert second.count("data-group=") == 5 and "?offset=0" in second

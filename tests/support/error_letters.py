@@ -7,6 +7,7 @@ import asyncio
 import contextlib
 import json
 import textwrap
+import threading
 from collections.abc import Sequence
 
 import redis
@@ -57,7 +58,10 @@ def write_letters(redis_url: str, letters: Sequence[DeadLetter]) -> list[str]:
         with contextlib.suppress(redis.ResponseError):  # the group exists
             sync.xgroup_create(stream, GROUP, id="$", mkstream=True)
     before = {s: _last_dead(sync, s) for s in {x.stream for x in letters}}
-    asyncio.run(_write(redis_url, letters))
+    # In a thread of its own: Playwright's sync API keeps an event loop running in this one.
+    writer = threading.Thread(target=asyncio.run, args=(_write(redis_url, letters),))
+    writer.start()
+    writer.join()
     ids: list[str] = []
     for stream, last in before.items():
         ids += [str(i) for i, _ in sync.xrange(f"{stream}:dead", f"({last}" if last else "-")]
