@@ -133,3 +133,13 @@ def test_backfill_groups_letters_from_before_fingerprints(r: redis.Redis) -> Non
     purge(ALICE, STREAM, old[:2], reason="old", client=r, keys=KEYS)
     assert read_groups(r, KEYS, [STREAM])[0].count == 1198
     assert r.hlen(KEYS.error_backfilled(STREAM)) == 1198
+
+
+def test_members_newest_first_within_one_millisecond(r: redis.Redis, redis_url: str) -> None:
+    # One pipeline: many letters share a millisecond (ids ...-9, ...-10, ...-11).
+    ids = write_letters(redis_url, [letter(i, order_missing(f"o{i}")) for i in range(30)])
+    [group] = read_groups(r, KEYS, [STREAM])
+    assert member_ids(r, KEYS, STREAM, group.fingerprint) == ids[::-1]
+    assert group.sample == ids[-1]
+    purge(ALICE, STREAM, [ids[-1]], reason="x", client=r, keys=KEYS)
+    assert read_groups(r, KEYS, [STREAM])[0].sample == ids[-2]

@@ -203,8 +203,9 @@ class Keys:
         return f"{_in_slot_of(dead_stream(stream))}:errors"
 
     def error_members(self, stream: str, fingerprint: str) -> str:
-        """One error group's dead-letter ids, scored by when each was written (ms). The
-        scripts build it as ``error_groups`` + ``:`` + fingerprint."""
+        """One error group's dead-letter ids (the sequence padded to 20 digits), scored by
+        when each was written (ms). The scripts build it as ``error_groups`` + ``:`` +
+        fingerprint."""
         return f"{self.error_groups(stream)}:{fingerprint}"
 
     def error_backfilled(self, stream: str) -> str:

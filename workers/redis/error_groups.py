@@ -91,7 +91,14 @@ def member_ids(
 ) -> list[str]:
     """The group's dead-letter ids, newest first (``start``/``stop`` as ZREVRANGE's)."""
     ids = client.zrevrange(keys.error_members(stream, fingerprint), start, stop)
-    return [str(i) for i in cast(list[Any], ids)]
+    return [_unpadded(str(i)) for i in cast(list[Any], ids)]
+
+
+def _unpadded(member: str) -> str:
+    """A member as the dead id it stands for: its sequence is padded to 20 digits in the set
+    (``lua/error_groups.lua``), so that letters of one millisecond sort in order."""
+    ms, _, seq = member.partition("-")
+    return f"{ms}-{int(seq or 0)}"
 
 
 def unfingerprinted(

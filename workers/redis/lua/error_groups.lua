@@ -2,15 +2,26 @@
 -- (workers/redis/deadletter.py ERROR_GROUPS is prepended to them). One error group per
 -- fingerprint and stream: a hash field of the index (KEYS given by the caller) holds the
 -- group's record as JSON, and "<index>:<fingerprint>" its dead-letter ids, scored by when
--- each was written (ms). The record: n (letters in the group now, the members' count),
+-- each was written (ms), each id's sequence padded to 20 digits so that letters of one
+-- millisecond sort in order too (``1-9`` before ``1-11``). The record: n (letters in the group now, the members' count),
 -- seen (letters ever added), first and last (ms, as text), kind, message, frame, error
 -- (a sample's last line) and sample (its dead id), types and groups (letters seen by event
 -- type and by consumer group).
 
+local function error_member(dead_id)
+  local ms, seq = string.match(dead_id, '^(%d+)-(%d+)$')
+  return ms .. '-' .. string.rep('0', 20 - #seq) .. seq
+end
+
+local function error_unpadded(member)
+  local ms, seq = string.match(member, '^(%d+)-(%d+)$')
+  return ms .. '-' .. (string.gsub(seq, '^0+(%d)', '%1'))
+end
+
 local function error_group_add(index, fp, dead_id, meta, event_type, group)
   local ms = string.match(dead_id, '^(%d+)')
   local members = index .. ':' .. fp
-  if redis.call('ZADD', members, ms, dead_id) == 0 then return 0 end
+  if redis.call('ZADD', members, ms, error_member(dead_id)) == 0 then return 0 end
   local raw = redis.call('HGET', index, fp)
   local rec
   if raw then
@@ -37,7 +48,7 @@ end
 local function error_group_drop(index, fp, dead_id)
   if not fp or fp == '' then return 0 end
   local members = index .. ':' .. fp
-  if redis.call('ZREM', members, dead_id) == 0 then return 0 end
+  if redis.call('ZREM', members, error_member(dead_id)) == 0 then return 0 end
   local raw = redis.call('HGET', index, fp)
   if not raw then return 1 end
   local rec = cjson.decode(raw)
@@ -46,7 +57,9 @@ local function error_group_drop(index, fp, dead_id)
     redis.call('HDEL', index, fp)
     return 1
   end
-  if rec.sample == dead_id then rec.sample = redis.call('ZRANGE', members, -1, -1)[1] end
+  if rec.sample == dead_id then
+    rec.sample = error_unpadded(redis.call('ZRANGE', members, -1, -1)[1])
+  end
   redis.call('HSET', index, fp, cjson.encode(rec))
   return 1
 end
