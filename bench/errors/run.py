@@ -1,12 +1,13 @@
 """``python -m bench.errors``: issue 32's target, "error grouping of 100k dead letters:
 under 1 s for the page".
 
-A private Valkey and a temporary SQLite file (the page reads Redis only; the database holds
-the signed-in user). For each data set, 100,000 dead letters are written through the
-engine's own dead-letter path (``queue_dead_letter``: the letter, its fingerprint and its
-group in one script call; pipelines of 1,000), each with a real traceback whose ids and line
-numbers vary from letter to letter; then the Errors page (``/errors/``) and one group's page
-are fetched with Django's test client, server-side time around ``Client.get``.
+A private Valkey and a temporary SQLite file (the signed-in user, and 1,000 failed runs: the
+page groups the newest 1,000 failed runs as well). For each data set, 100,000 dead letters
+are written through the engine's own dead-letter path (``queue_dead_letter``: the letter,
+its fingerprint and its group in one script call; pipelines of 1,000), each with a real
+traceback whose ids and line numbers vary from letter to letter; then the Errors page
+(``/errors/``) and one group's page are fetched with Django's test client, server-side time
+around ``Client.get``.
 
 Writes its block of docs/benchmarks.md (bench/errors/report.py). Usage::
 
@@ -138,16 +139,34 @@ def fingerprint_us() -> float:
     return timeit.timeit(lambda: fingerprint(text, "max-deliveries"), number=n) / n * 1e6
 
 
+def failed_runs(shapes: list[list[str]]) -> int:
+    """A full window of failed runs (retrying, not dead), so each page fetch also groups
+    them (``console/reads/errors.failing``) at the most it reads."""
+    from console.reads.errors import FAILED_WINDOW
+    from workers.models import AgentRun, RunStatus
+
+    AgentRun.objects.bulk_create(
+        AgentRun(
+            event_hash=f"{n:064x}", event_type="shop.t0", stream=STREAM, entry_id=f"{n}-0",
+            consumer="w1", status=RunStatus.FAILED,
+            error=shapes[n % len(shapes)][n % PADDINGS].replace(ORDER, f"ord-{n}"),
+        )
+        for n in range(FAILED_WINDOW)
+    )  # fmt: skip
+    return FAILED_WINDOW
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     args = parse(argv)
     began = time.time()
     with in_process_stack("errors", sqlite=True, demo=False) as (stack, machine):
+        failing = failed_runs(shaped_tracebacks(5))
         sets = [data_set(stack, int(args.letters), s, int(args.fetches)) for s in (20, 1_000)]
         each_us = fingerprint_us()
         machine = machine.finish()
     results = errors_report.ErrorsResults(
-        began, time.time(), ERRORS_SUITE.command(argv), machine, sets, each_us
+        began, time.time(), ERRORS_SUITE.command(argv), machine, sets, each_us, failing
     )
     ERRORS_SUITE.write(args.output, errors_report.render(results), errors_report.summary(results))
     return 0

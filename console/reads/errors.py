@@ -3,12 +3,15 @@ dead streams themselves) and one group's letters, a page at a time (docs/console
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from datetime import datetime
 
 import redis
 
 from console.reads.browse import DeadRow, dead_row
 from workers.core.keys import Keys, dead_stream
+from workers.models import AgentRun, RunStatus
+from workers.redis.deadletter import letter_fingerprint
 from workers.redis.error_groups import (
     ErrorGroup,
     member_ids,
@@ -19,6 +22,10 @@ from workers.redis.error_groups import (
 from workers.redis.stats import known_streams
 
 MEMBERS_PAGE = 50
+# Failed runs (failing, not yet dead) read for their groups, the newest first: a bounded
+# window, as nothing stores their fingerprint (the index on status and time serves it).
+FAILED_WINDOW = 1_000
+FAILED_GROUPS_SHOWN = 20
 # Groups drawn per page, the largest first: every group is read (one hash per stream), but
 # a thousand rows of buttons would cost the template most of a second to draw.
 GROUPS_PAGE = 50
@@ -97,3 +104,56 @@ def detail(
         for i, rows in zip(ids[:MEMBERS_PAGE], replies, strict=False)
     ]
     return GroupDetail(group, members, offset, len(ids) > MEMBERS_PAGE)
+
+
+@dataclass(slots=True)
+class FailingGroup:
+    """Failed runs (retrying, not yet dead-lettered) of one fingerprint, in the window read."""
+
+    fingerprint: str
+    kind: str
+    message: str
+    frame: str
+    error: str  # the newest run's last line
+    event_hash: str  # ... and its event
+    count: int = 0
+    first: datetime | None = None
+    last: datetime | None = None
+    # A plain dict: a template's ``types.items`` on a Counter would read the key "items".
+    types: dict[str, int] = field(default_factory=dict)
+    streams: set[str] = field(default_factory=set)
+
+
+@dataclass(frozen=True, slots=True)
+class Failing:
+    groups: list[FailingGroup]
+    runs: int  # failed runs read (at most FAILED_WINDOW)
+    window: int
+
+
+def failing(window: int = FAILED_WINDOW) -> Failing:
+    """The newest ``window`` failed runs grouped by the fingerprint of their error, the
+    largest group first (``FAILED_GROUPS_SHOWN`` of them)."""
+    rows = (
+        AgentRun.objects.filter(status=RunStatus.FAILED)
+        .order_by("-created_at")
+        .values_list("event_hash", "event_type", "stream", "error", "created_at")[:window]
+    )
+    groups: dict[str, FailingGroup] = {}
+    n = 0
+    for event_hash, event_type, stream, error, at in rows:
+        n += 1
+        found = letter_fingerprint(error, "failed")
+        group = groups.get(found.digest)
+        if group is None:
+            last_line = error.rstrip().rsplit("\n", 1)[-1].strip()
+            group = groups[found.digest] = FailingGroup(
+                found.digest, found.kind, found.message, found.frame, last_line, event_hash
+            )
+            group.last = at
+        group.count += 1
+        group.first = at
+        group.types[event_type] = group.types.get(event_type, 0) + 1
+        group.streams.add(stream)
+    ranked = sorted(groups.values(), key=lambda g: -g.count)
+    return Failing(ranked[:FAILED_GROUPS_SHOWN], n, window)

@@ -27,7 +27,7 @@ def _offset(raw: str | None) -> int:
 @viewer_required
 def errors_page(request: HtmxHttpRequest) -> HttpResponse:
     found = errors.overview(redis_client(), keys(), _offset(request.GET.get("offset")))
-    context = {"errors": found, "page": "errors"}
+    context = {"errors": found, "failing": errors.failing(), "page": "errors"}
     template = "console/_errors.html" if request.htmx else "console/errors.html"
     return render(request, template, context)
 

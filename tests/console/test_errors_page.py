@@ -123,3 +123,24 @@ def test_errors_page_draws_fifty_groups_a_page(
     assert body.count("data-group=") == 50 and "?offset=50" in body
     second = viewer_client.get("/errors/?offset=50").content.decode()
     assert second.count("data-group=") == 5 and "?offset=0" in second
+
+
+def test_errors_page_groups_failing_runs(r: redis.Redis, viewer_client: Client) -> None:
+    from workers.models import AgentRun, RunStatus
+
+    def run(n: int, status: str, error: str) -> None:
+        AgentRun.objects.create(
+            event_hash=f"{n:064x}", event_type="shop.order", stream=STREAM,
+            entry_id=f"{n}-0", consumer="w1", status=status, error=error,
+        )  # fmt: skip
+
+    for n in range(3):
+        run(n, RunStatus.FAILED, order_missing(f"ord-{n}", padding=n))
+    run(3, RunStatus.FAILED, card_declined(4242))
+    run(4, RunStatus.DEAD, order_missing("ord-4"))  # dead: among the letters, not here
+    run(5, RunStatus.SUCCEEDED, "")
+    body = viewer_client.get("/errors/").content.decode()
+    assert "The newest 4 failed runs" in body
+    rows = body.split("data-failing=")[1:]
+    assert len(rows) == 2 and "data-count>3<" in rows[0] and "agents.handler" in rows[0]
+    assert f"/events/{2:064x}/" in rows[0]  # the newest run of the group is its sample
