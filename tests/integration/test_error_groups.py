@@ -143,3 +143,17 @@ def test_members_newest_first_within_one_millisecond(r: redis.Redis, redis_url: 
     assert group.sample == ids[-1]
     purge(ALICE, STREAM, [ids[-1]], reason="x", client=r, keys=KEYS)
     assert read_groups(r, KEYS, [STREAM])[0].sample == ids[-2]
+
+
+def test_letters_dead_lettered_by_hand_join_a_group_by_their_reason(r: redis.Redis) -> None:
+    from tests.support.entries import GROUP, pending_entries
+    from workers.operations import dead_letter
+
+    ids = pending_entries(r, 3)
+    dead_letter(ALICE, STREAM, GROUP, ids, "bad payload 42", client=r, keys=KEYS)
+    [group] = read_groups(r, KEYS, [STREAM])
+    assert (group.kind, group.message, group.count) == ("reason:bad payload 42", "", 3)
+    assert group.error == "bad payload 42" and group.groups == {GROUP: 3}
+    assert unfingerprinted(r, [STREAM], [group]) == 0
+    purge(ALICE, STREAM, [group.sample], reason="x", client=r, keys=KEYS)
+    assert read_groups(r, KEYS, [STREAM])[0].count == 2

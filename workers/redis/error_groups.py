@@ -123,17 +123,31 @@ def backfill(
     batch, None at the end. Redoing a batch adds nothing twice (the members are a set)."""
     start = after if after == "-" else f"({after}"
     page = cast(list[Any], client.xrange(dead_stream(stream), start, "+", count=batch))
+    cursor = str(page[-1][0]) if len(page) == batch else None
+    return _join(client, keys, stream, page), cursor
+
+
+def group_latest(client: redis.Redis, keys: Keys, stream: str, count: int) -> int:
+    """The newest ``count`` letters join their groups if they have no fingerprint: letters an
+    operator just dead-letters by hand (the gate's script writes them, and the gate layer
+    knows nothing of error groups). Their fingerprint is their reason's."""
+    if count <= 0:
+        return 0
+    page = cast(list[Any], client.xrevrange(dead_stream(stream), "+", "-", count=count))
+    return _join(client, keys, stream, page)
+
+
+def _join(client: redis.Redis, keys: Keys, stream: str, letters: list[Any]) -> int:
+    """Letters without a fingerprint field join their groups, in one script call."""
     args: list[str] = []
-    for dead_id, fields in page:
+    for dead_id, fields in letters:
         if FINGERPRINT_FIELD in fields:
             continue
         error, reason = str(fields.get("error", "")), str(fields.get("reason", ""))
         found = letter_fingerprint(error, reason)
-        args += [str(dead_id), found.digest, group_meta(found, error)]
+        args += [str(dead_id), found.digest, group_meta(found, error or reason)]
         args += [event_type(str(fields.get(EVENT_FIELD, ""))), str(fields.get("group", ""))]
-    added = 0
-    if args:
-        group_keys = [keys.error_groups(stream), keys.error_backfilled(stream)]
-        added = int(cast(int, client.eval(BACKFILL, 3, dead_stream(stream), *group_keys, *args)))
-    cursor = str(page[-1][0]) if len(page) == batch else None
-    return added, cursor
+    if not args:
+        return 0
+    group_keys = [keys.error_groups(stream), keys.error_backfilled(stream)]
+    return int(cast(int, client.eval(BACKFILL, 3, dead_stream(stream), *group_keys, *args)))
