@@ -157,3 +157,14 @@ def test_letters_dead_lettered_by_hand_join_a_group_by_their_reason(r: redis.Red
     assert unfingerprinted(r, [STREAM], [group]) == 0
     purge(ALICE, STREAM, [group.sample], reason="x", client=r, keys=KEYS)
     assert read_groups(r, KEYS, [STREAM])[0].count == 2
+
+
+def test_a_groups_job_drops_letters_gone_by_other_means(r: redis.Redis, redis_url: str) -> None:
+    keyerror_ids, _ = two_groups(redis_url)
+    r.xdel(dead_stream(STREAM), *keyerror_ids[:2])  # by hand: the group still counts them
+    fp = by_kind(r)["KeyError"].fingerprint
+    assert read_group(r, KEYS, STREAM, fp).count == 5  # type: ignore[union-attr]
+    job = run_job(r, retry_group(ALICE, STREAM, fp, client=r, keys=KEYS).job_id or 0)
+    assert (job.done, job.skipped) == (3, 2)
+    assert read_group(r, KEYS, STREAM, fp) is None
+    assert r.exists(KEYS.error_members(STREAM, fp)) == 0

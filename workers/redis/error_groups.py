@@ -27,6 +27,7 @@ from workers.redis.deadletter import (
 )
 
 BACKFILL = ERROR_GROUPS + lua_script(__package__, "error_backfill")
+DROP = ERROR_GROUPS + lua_script(__package__, "error_drop")
 BACKFILL_BATCH = 500
 
 
@@ -151,3 +152,14 @@ def _join(client: redis.Redis, keys: Keys, stream: str, letters: list[Any]) -> i
         return 0
     group_keys = [keys.error_groups(stream), keys.error_backfilled(stream)]
     return int(cast(int, client.eval(BACKFILL, 3, dead_stream(stream), *group_keys, *args)))
+
+
+def drop_gone(
+    client: redis.Redis, keys: Keys, stream: str, fingerprint: str, ids: list[str]
+) -> int:
+    """``ids`` of the group whose letters a group's job found gone leave the group (a
+    redrive or purge takes out only the letters it finds)."""
+    if not ids:
+        return 0
+    index = keys.error_groups(stream)
+    return int(cast(int, client.eval(DROP, 1, index, fingerprint, *ids)))
