@@ -80,6 +80,6 @@ def test_errors_malformed_fingerprint_exits_2(r: redis.Redis) -> None:
 def test_errors_backfill_groups_old_letters(r: redis.Redis) -> None:
     r.sadd(KEYS.streams_index, STREAM)
     dead_letters(r, 700)
-    assert "700 letters have no fingerprint" in run()[0]
+    assert "700 letters without a fingerprint: --backfill" in run()[0]
     assert run("--backfill")[0] == f"{STREAM}: 700 letters joined their groups\n"
-    assert run()[0].splitlines()[-1] == "1 groups, 700 letters"
+    assert run()[0].splitlines()[-1] == "1 group, 700 letters"

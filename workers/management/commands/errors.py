@@ -65,9 +65,10 @@ class Command(ActionCommand):
             self.stdout.write(json.dumps(_as_dict(g)) if as_json else _line(g))
         if not as_json:
             missing = unfingerprinted(client, streams, groups)
-            self.stdout.write(f"{len(groups)} groups, {sum(g.count for g in groups)} letters")
+            letters = sum(g.count for g in groups)
+            self.stdout.write(f"{_many(len(groups), 'group')}, {_many(letters, 'letter')}")
             if missing:
-                self.stdout.write(f"{missing} letters have no fingerprint: errors --backfill")
+                self.stdout.write(f"{_many(missing, 'letter')} without a fingerprint: --backfill")
 
     def _act(self, options: dict[str, Any], client: Any, streams: list[str]) -> None:
         try:
@@ -92,7 +93,11 @@ class Command(ActionCommand):
                 if after is None:
                     break
                 cursor = after
-            self.stdout.write(f"{stream}: {added} letters joined their groups")
+            self.stdout.write(f"{stream}: {_many(added, 'letter')} joined their groups")
+
+
+def _many(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
 def _when(ms: int) -> str:
