@@ -168,3 +168,15 @@ def test_a_groups_job_drops_letters_gone_by_other_means(r: redis.Redis, redis_ur
     assert (job.done, job.skipped) == (3, 2)
     assert read_group(r, KEYS, STREAM, fp) is None
     assert r.exists(KEYS.error_members(STREAM, fp)) == 0
+
+
+def test_a_letter_with_any_text_joins_its_group(r: redis.Redis, redis_url: str) -> None:
+    # Non-ASCII, a character outside the BMP and a lone surrogate (an agent's message built
+    # from a file name): the letter and its group are written all the same.
+    texts = ["commande introuvable: «ord-1» 😀", "bad name \udcff 7"]
+    errors = [f"Traceback (most recent call last):\nValueError: {t}" for t in texts]
+    ids = write_letters(redis_url, [letter(n, e) for n, e in enumerate(errors)])
+    assert len(ids) == 2
+    groups = {g.message: g for g in read_groups(r, KEYS, [STREAM])}
+    assert groups["commande introuvable: «ord-<num>» 😀"].error.endswith("😀")
+    assert groups["bad name \\udcff <num>"].count == 1

@@ -56,7 +56,9 @@ def process_roots() -> PathRoots:
 
 
 def letter_fingerprint(error: str, reason: str) -> Fingerprint:
-    return fingerprint(error, reason, process_roots())
+    """Of the text as the letter stores it: an error holding a lone surrogate (no UTF-8 for
+    it) would give a group name and record no command can carry."""
+    return fingerprint(encodable(error), encodable(reason), process_roots())
 
 
 def group_meta(found: Fingerprint, error: str) -> str:
@@ -64,8 +66,9 @@ def group_meta(found: Fingerprint, error: str) -> str:
     last line as the group's sample."""
     last = error.rstrip().rsplit("\n", 1)[-1].strip()
     sample = encodable(last[:SAMPLE_CHARS])
+    # UTF-8 as it is (not \u escapes): the script's cjson passes it through unchanged.
     return json.dumps({"kind": found.kind, "message": found.message, "frame": found.frame,
-                       "error": sample})  # fmt: skip
+                       "error": sample}, ensure_ascii=False)  # fmt: skip
 
 
 def event_type(raw: str) -> str:
