@@ -4,10 +4,12 @@ Real Redis, real database, the engine's own dead-letter path."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 import redis
 
-from tests.support.entries import dead_letters
+from tests.support.entries import dead_letters, pending_entries
 from tests.support.error_letters import STREAM, card_declined, letter, order_missing, write_letters
 from workers.core.keys import Keys, dead_stream
 from workers.models import AuditRecord, BulkJob, Door, JobStatus
@@ -180,3 +182,23 @@ def test_a_letter_with_any_text_joins_its_group(r: redis.Redis, redis_url: str) 
     groups = {g.message: g for g in read_groups(r, KEYS, [STREAM])}
     assert groups["commande introuvable: «ord-<num>» 😀"].error.endswith("😀")
     assert groups["bad name \\udcff <num>"].count == 1
+
+
+def test_a_broken_group_never_keeps_a_letter_from_being_written(
+    r: redis.Redis, redis_url: str
+) -> None:
+    keyerror_ids, _ = two_groups(redis_url)
+    fp = by_kind(r)["KeyError"].fingerprint
+    r.hset(KEYS.error_groups(STREAM), fp, "not JSON")  # a record someone else wrote
+    [pending] = pending_entries(r, 1)
+    again = write_letters(redis_url, [replace(letter(50, order_missing("o")), entry_id=pending)])
+    # The letter written once and its entry acked: not left pending, to be dead-lettered again.
+    assert len(again) == 1 and r.xpending(STREAM, "agents")["pending"] == 0
+    r.xtrim(STREAM, maxlen=0)
+    redrive(ALICE, STREAM, [again[0], keyerror_ids[0]], client=r, keys=KEYS)
+    assert r.xlen(STREAM) == 2  # redriven all the same
+    r.delete(KEYS.error_groups(STREAM))
+    r.set(KEYS.error_groups(STREAM), "a string")  # a key of another type
+    assert len(write_letters(redis_url, [letter(51, card_declined(1))])) == 1
+    purge(ALICE, STREAM, keyerror_ids[1:], reason="x", client=r, keys=KEYS)
+    assert r.xlen(dead_stream(STREAM)) == 4  # 3 ValueErrors + 1 new, 4 KeyErrors purged

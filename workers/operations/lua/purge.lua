@@ -8,7 +8,10 @@ for i = 1, #ARGV do
   out[i] = 0
   if #letter == 1 then
     out[i] = redis.call('XDEL', KEYS[1], ARGV[i])
-    error_group_drop(KEYS[2], error_fingerprint_of(letter[1][2], KEYS[3], ARGV[i]), ARGV[i])
+    -- In pcall: a group that cannot be written never stops a purge.
+    pcall(function()
+      error_group_drop(KEYS[2], error_fingerprint_of(letter[1][2], KEYS[3], ARGV[i]), ARGV[i])
+    end)
   end
 end
 return out

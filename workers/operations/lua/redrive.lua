@@ -14,7 +14,10 @@ for i = 2, #ARGV do
     end
     new_id = redis.call('XADD', KEYS[1], '*', 'event', event, 'retry_of', ARGV[i], 'by', ARGV[1])
     redis.call('XDEL', KEYS[2], ARGV[i])
-    error_group_drop(KEYS[3], error_fingerprint_of(fields, KEYS[4], ARGV[i]), ARGV[i])
+    -- In pcall: a group that cannot be written never stops a redrive.
+    pcall(function()
+      error_group_drop(KEYS[3], error_fingerprint_of(fields, KEYS[4], ARGV[i]), ARGV[i])
+    end)
   end
   out[#out + 1] = new_id
 end

@@ -7,5 +7,7 @@
 -- group's meta (JSON: kind, message, frame, error), event type, then the letter's field,
 -- value pairs.
 local dead_id = redis.call('XADD', KEYS[2], '*', unpack(ARGV, 6))
-error_group_add(KEYS[3], ARGV[3], dead_id, ARGV[4], ARGV[5], ARGV[1])
+-- In pcall: a group that cannot be written (a key of another type, a record that is not
+-- JSON) must never keep a letter from being written and its entry acked.
+pcall(error_group_add, KEYS[3], ARGV[3], dead_id, ARGV[4], ARGV[5], ARGV[1])
 return redis.call('XACK', KEYS[1], ARGV[1], ARGV[2])
