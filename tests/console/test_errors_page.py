@@ -144,3 +144,15 @@ def test_errors_page_groups_failing_runs(r: redis.Redis, viewer_client: Client) 
     rows = body.split("data-failing=")[1:]
     assert len(rows) == 2 and "data-count>3<" in rows[0] and "agents.handler" in rows[0]
     assert f"/events/{2:064x}/" in rows[0]  # the newest run of the group is its sample
+
+
+def test_errors_page_survives_a_key_of_another_type(
+    r: redis.Redis, redis_url: str, viewer_client: Client
+) -> None:
+    keyerror, _ = grouped(r, redis_url)
+    r.sadd(KEYS.streams_index, "other")
+    r.set(KEYS.error_groups("other"), "a string")
+    r.hset(KEYS.error_groups(STREAM), "0123456789abcdef", "not JSON")
+    body = viewer_client.get("/errors/").content.decode()
+    assert "<strong>2</strong> error groups" in body
+    assert viewer_client.get(f"/errors/other/{keyerror}/").status_code == 404

@@ -72,10 +72,12 @@ def read_groups(client: redis.Redis, keys: Keys, streams: Iterable[str]) -> list
     with client.pipeline(transaction=False) as pipe:
         for stream in names:
             pipe.hgetall(keys.error_groups(stream))
-        replies = cast(list[dict[str, str]], pipe.execute())
+        # A key of another type (WRONGTYPE) is a stream without groups, not a failed page.
+        replies = pipe.execute(raise_on_error=False)
     found = [
         g
         for stream, rows in zip(names, replies, strict=True)
+        if isinstance(rows, dict)
         for fp, raw in rows.items()
         if (g := _group(stream, fp, raw)) is not None
     ]
@@ -83,7 +85,10 @@ def read_groups(client: redis.Redis, keys: Keys, streams: Iterable[str]) -> list
 
 
 def read_group(client: redis.Redis, keys: Keys, stream: str, fingerprint: str) -> ErrorGroup | None:
-    raw = client.hget(keys.error_groups(stream), fingerprint)
+    try:
+        raw = client.hget(keys.error_groups(stream), fingerprint)
+    except redis.ResponseError:  # a key of another type: no group there
+        return None
     return _group(stream, fingerprint, str(raw)) if raw is not None else None
 
 
