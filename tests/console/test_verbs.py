@@ -20,7 +20,7 @@ from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver
 from django.urls.resolvers import RoutePattern
 
-from console.actions import services
+from console.actions import error_groups, services
 from tests.support.engine import STREAM
 from workers.models import AgentRun, BulkJob
 
@@ -41,6 +41,7 @@ ACTIONS = {
     "wait_answer",
     "api_wait_answer",
     "api_job_cancel",
+    "error_group_action",
     "webhook",
     "logout",
     "admin:logout",
@@ -58,6 +59,8 @@ READS = {
     "jobs",
     "timers",
     "waits",
+    "errors",
+    "error_group",
     "audit",
     "login",
     "admin_login",
@@ -178,7 +181,12 @@ def world(r: redis.Redis, traffic: list[str]) -> dict[str, list[str]]:
     return {
         "stream": [STREAM],
         "group": ["agents"],
-        "action": sorted(set(services.GROUP_ACTIONS) | set(services.DEAD_ACTIONS)),
+        "action": sorted(
+            set(services.GROUP_ACTIONS)
+            | set(services.DEAD_ACTIONS)
+            | set(error_groups.GROUP_ACTIONS)
+        ),
+        "fingerprint": [str(r.xrange(f"{STREAM}:dead")[0][1]["fingerprint"])],
         "entry_id": [str(pending)],
         "dead_id": [str(r.xrange(f"{STREAM}:dead")[0][0])],
         "event_hash": [done.event_hash],
