@@ -92,11 +92,12 @@ def untrimmed(stream: StreamInfo, configured: Retention, now_ms: int) -> str:
     kept = retention.describe()
     trim = stream.trim
     if trim is None:
-        return f"{past} ({kept}) and no worker has trimmed it: is a runworker of it running?"
+        return f"{past} ({kept}) and no worker has trimmed it (is a runworker of it running?)"
     if now_ms - trim.at_ms > TRIM_STALE_MS:
         since = age_text((now_ms - trim.at_ms) / 1000)
         return (
-            f"{past} ({kept}) and its last trim was {since} ago: are its workers running or paused?"
+            f"{past} ({kept}) and its last trim was {since} ago "
+            "(are its workers stopped or paused?)"
         )
     if trim.held_by:
         return (
@@ -120,7 +121,9 @@ def growth_warnings(
     for stream in streams:
         if not stream.exists or stream.error:
             continue
-        growth = grew(lengths(points, stream.name, now_ms - window_ms), window_ms)
+        # A tenth more than the window: the point that opened it may be a moment older.
+        since_ms = now_ms - window_ms - window_ms // 10
+        growth = grew(lengths(points, stream.name, since_ms), window_ms)
         why = untrimmed(stream, configured, now_ms) if growth else ""
         if growth and why:
             found.append(Growth(stream.name, growth[0], growth[1], growth[2], why))
