@@ -14,26 +14,15 @@ from console.live.redis_panel import meter_for
 from console.runtime import keys, redis_client
 from tests.support.console import text
 from tests.support.engine import STREAM
-from workers.monitor.history import HistoryStore
+from tests.support.growth import record_growth
 from workers.retention import Retention, trim
 
 DAY_MS = 86_400_000
-HOLDER = "test:growth:1"
 
 
 def server_ms(r: redis.Redis) -> int:
     seconds, micros = r.time()
     return int(seconds) * 1000 + int(micros) // 1000
-
-
-def record_growth(r: redis.Redis, start: int = 842, step: int = 130) -> None:
-    """16 points, a minute apart, the last one now: the stream grew every minute."""
-    store = HistoryStore(redis_client(), keys())
-    r.set(keys().history_recorder, HOLDER, px=60_000)
-    now = server_ms(r)
-    for i in range(16):
-        at = now - (15 - i) * 60_000
-        store.record({"t": at, "s": {STREAM: {"n": start + i * step}}}, HOLDER)
 
 
 def stream_since(r: redis.Redis, oldest_age_ms: int) -> None:
@@ -56,7 +45,7 @@ def test_a_stream_past_its_retention_no_one_trims_is_named(
     r: redis.Redis, staff_client: Client
 ) -> None:
     stream_since(r, 8 * DAY_MS)  # the console's retention: 7 days (the default)
-    record_growth(r)
+    record_growth(r, STREAM)
     body = page(staff_client)
     assert f'data-growth="{STREAM}"' in body
     assert "grew from 842 to 2,792 entries in the last 15 min 0 s and is not trimmed" in body
@@ -66,7 +55,7 @@ def test_a_stream_past_its_retention_no_one_trims_is_named(
 
 def test_a_trim_held_back_by_a_group_is_named(r: redis.Redis, staff_client: Client) -> None:
     stream_since(r, 8 * DAY_MS)
-    record_growth(r)
+    record_growth(r, STREAM)
     trim(r, keys(), STREAM, Retention(7 * 86_400), by="test")  # agents read nothing: held
     assert "group agents holds the trim back" in page(staff_client)
 
@@ -77,7 +66,7 @@ def test_a_stream_the_trim_keeps_is_not_named(r: redis.Redis, staff_client: Clie
     stream_since(r, 8 * DAY_MS)
     r.xreadgroup("agents", "w-1", {STREAM: ">"})
     r.xack(STREAM, "agents", *[e[0] for e in r.xrange(STREAM)])
-    record_growth(r)
+    record_growth(r, STREAM)
     done = trim(r, keys(), STREAM, Retention(7 * 86_400), by="test")
     assert done.status == "trimmed" and not done.held_by
     assert r.xlen(STREAM) == 6  # nothing went: one node
@@ -90,7 +79,7 @@ def test_a_busy_stream_within_its_retention_is_not_named(
     r: redis.Redis, staff_client: Client
 ) -> None:
     stream_since(r, 2 * DAY_MS)
-    record_growth(r)
+    record_growth(r, STREAM)
     assert "data-growth=" not in page(staff_client)
 
 
@@ -100,7 +89,7 @@ def test_retention_off_and_growing_is_named(
     """Young, but nothing will ever trim it: STREAMDESK_RETENTION_S=0, no length cap."""
     settings.STREAMDESK = {**settings.STREAMDESK, "retention_s": 0}
     stream_since(r, 20 * 60_000)
-    record_growth(r)
+    record_growth(r, STREAM)
     assert "retention is off (STREAMDESK_RETENTION_S=0, no STREAMDESK_MAX_LEN)" in page(
         staff_client
     )
