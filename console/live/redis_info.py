@@ -52,6 +52,9 @@ class NodeInfo:
     connected_clients: int
     blocked_clients: int
     maxclients: int
+    ops_per_s: int  # instantaneous_ops_per_sec: the server's own recent rate
+    keys: int  # every database's keys (INFO keyspace)
+    keys_with_ttl: int  # of them, with a TTL: what a volatile-* policy may evict
 
     @property
     def used_pct(self) -> float | None:
@@ -104,6 +107,18 @@ def node_info(info: Mapping[str, Any]) -> NodeInfo:
         connected_clients=_int(info, "connected_clients"),
         blocked_clients=_int(info, "blocked_clients"),
         maxclients=_int(info, "maxclients"),
+        ops_per_s=_int(info, "instantaneous_ops_per_sec"),
+        keys=_keyspace(info, "keys"),
+        keys_with_ttl=_keyspace(info, "expires"),
+    )
+
+
+def _keyspace(info: Mapping[str, Any], field: str) -> int:
+    """A count summed over the ``db<N>`` lines (redis-py parses each into a dict)."""
+    return sum(
+        _int(value, field)
+        for name, value in info.items()
+        if name.startswith("db") and name[2:].isdigit() and isinstance(value, Mapping)
     )
 
 

@@ -136,7 +136,7 @@ def _single(client: redis.Redis, keys: Keys, since_ms: int, res: Resolution) -> 
 def _call(fn: Callable[[], Any]) -> Any:
     try:
         return fn()
-    except redis.ResponseError as exc:  # refused on this node: shown in its place
+    except redis.RedisError as exc:  # refused on this node, or the node is down: in its place
         return exc
 
 

@@ -45,6 +45,13 @@ def test_node_info_valkey_8() -> None:
     assert info.rdb_saves == 0 and info.rdb_bgsave_status == "ok"
     assert info.changes_since_save == 4
     assert (info.connected_clients, info.blocked_clients, info.maxclients) == (1, 0, 10_000)
+    assert (info.keys, info.keys_with_ttl) == (2, 0)
+    assert info.ops_per_s >= 0
+
+
+def test_keys_are_summed_over_every_database() -> None:
+    info = node_info({"db0": {"keys": 5, "expires": 2}, "db9": {"keys": 1, "expires": 1}})
+    assert (info.keys, info.keys_with_ttl) == (6, 3)
 
 
 def test_node_info_redis_7_0() -> None:
