@@ -16,6 +16,7 @@ from console.live.redis_panel import build, meter_for, read
 from console.runtime import keys, redis_client
 from tests.support.console import text
 from tests.support.redis_server import REDIS_SERVER, private
+from tests.support.scrape import parse, value
 from workers import from_settings
 from workers.retention import Retention
 
@@ -140,3 +141,17 @@ def test_a_refused_info_is_not_allowed_in_its_place(own: redis.Redis) -> None:
         "console/_redis.html", {"panel": build(reading, [], Retention(604_800), 0)}
     )
     assert 'data-metric="info-error">INFO not allowed' in html
+
+
+def test_metrics_serve_redis_memory_and_evictions(own: redis.Redis, settings: Any) -> None:
+    """The console's /metrics has the page's gauges (the test settings open it on loopback)."""
+    own.config_set("maxmemory", "256mb")
+    own.config_set("maxmemory-policy", "allkeys-lru")
+    settings.STREAMDESK_METRICS_TOKEN = "redis-page-token"
+    response = Client().get("/metrics", HTTP_AUTHORIZATION="Bearer redis-page-token")
+    assert response.status_code == 200
+    series = parse(response.content.decode())
+    assert value(series, "streamdesk_redis_maxmemory_bytes", node="") == 256 * 1024**2
+    assert value(series, "streamdesk_redis_used_memory_bytes", node="") > 0
+    assert value(series, "streamdesk_redis_evicted_keys_total", node="") == 0
+    assert value(series, "streamdesk_up") == 1
