@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import json
+import logging
 import threading
 import time
 import weakref
@@ -40,6 +41,8 @@ from workers.monitor.history import RESOLUTIONS, Point, Resolution
 from workers.monitor.records import StreamInfo
 from workers.redis.connection import is_cluster
 from workers.retention import Retention
+
+log = logging.getLogger("streamdesk.console")
 
 READ_EVERY_S = 10.0
 SLOWLOG_COUNT = 10  # per node; the panel shows the newest SLOWLOG_COUNT over every node
@@ -255,3 +258,19 @@ def panel_fragments(panel: RedisPanel) -> dict[str, str]:
             "console/_redis_summary.html", {"panel": panel}
         ),
     }
+
+
+def tick_fragments(
+    client: redis.Redis,
+    keys: Keys,
+    streams: Sequence[StreamInfo],
+    retention: Retention,
+    at_ms: int,
+) -> dict[str, str]:
+    """The sampler's part: the panel's fragments, or none this tick if they cannot be made
+    (the Redis page must never stop the other pages' push; its own says "live" no longer)."""
+    try:
+        return panel_fragments(redis_panel(client, keys, streams, retention, at_ms))
+    except Exception as exc:
+        log.warning("console: the Redis panel cannot be shown: %s", exc)
+        return {}

@@ -25,7 +25,8 @@ from django.utils.safestring import SafeString, mark_safe
 from console.live import charts, overview, realtime
 from console.live.fleet_cost import FleetCost, fleet_cost
 from console.live.partitioned import partitioned
-from console.live.redis_panel import RedisPanel, panel_fragments, redis_panel
+from console.live.redis_panel import tick_fragments
+from workers.core.config import EngineConfig
 from workers.core.keys import Keys
 from workers.models import BulkJob, OutboxEvent
 from workers.monitor.history import SECOND, HistoryStore, Resolution
@@ -152,7 +153,7 @@ def workers_context(view: overview.Overview, fleet: FleetCost) -> dict[str, Any]
 
 
 def render_fragments(
-    view: overview.Overview, fleet: FleetCost, panel: RedisPanel | None = None
+    view: overview.Overview, fleet: FleetCost, redis_parts: dict[str, str] | None = None
 ) -> dict[str, str]:
     """Every live part of every page, rendered once for all browsers."""
     fragments: dict[str, str] = {
@@ -169,8 +170,7 @@ def render_fragments(
         )
     for row in view.streams:
         fragments.update(_stream_fragments(row))
-    if panel is not None:
-        fragments.update(panel_fragments(panel))
+    fragments.update(redis_parts or {})  # the Redis page's, rendered by redis_panel
     return fragments
 
 
@@ -188,8 +188,9 @@ class Sampler:
         self.claim_idle_ms = claim_idle_ms
         # The configured rate budgets (``rate_budgets()``), whose levels the overview shows.
         self.budgets = dict(budgets or {})
-        # This console's retention: the Redis panel's measure for a stream not trimmed yet.
-        self.retention = retention or Retention(0)
+        # This console's retention: the Redis panel's measure for a stream not trimmed yet
+        # (the engine's default, 7 days, when not given).
+        self.retention = retention or Retention.of(EngineConfig())
         self.history = HistoryStore(client, keys)
         self.lease = Lease(client, keys.console_broadcaster, holder_name("console"))
 
@@ -210,8 +211,8 @@ class Sampler:
         series = charts.series(charts.charts_of(sample.streams), newest, tail=True)
         fleet = fleet_cost(self.client, self.keys.history_recorder)  # every 10 s at most
         # INFO and SLOWLOG every 10 s at most, as the fleet's cost.
-        panel = redis_panel(self.client, self.keys, sample.streams, self.retention, sample.at_ms)
-        return Tick(sample.at_ms, render_fragments(view, fleet, panel), series)
+        parts = tick_fragments(self.client, self.keys, sample.streams, self.retention, sample.at_ms)
+        return Tick(sample.at_ms, render_fragments(view, fleet, parts), series)
 
     async def run(self) -> None:
         layer = get_channel_layer()
