@@ -5,8 +5,10 @@ history points (through the recorder's own script), 1 minute apart over 15 minut
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
+import pytest
 import redis
 from django.test import Client
 
@@ -15,9 +17,18 @@ from console.runtime import keys, redis_client
 from tests.support.console import text
 from tests.support.engine import STREAM
 from tests.support.growth import record_growth
+from workers import from_settings
 from workers.retention import Retention, trim
 
 DAY_MS = 86_400_000
+
+
+@pytest.fixture(autouse=True)
+def fresh_console_client(redis_url: str) -> Iterator[None]:
+    """A console client of its own: the meters this test sets to read every tick go with it."""
+    from_settings._client.cache_clear()
+    yield
+    from_settings._client.cache_clear()
 
 
 def server_ms(r: redis.Redis) -> int:

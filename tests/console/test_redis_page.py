@@ -29,6 +29,14 @@ KINDS = [
 ]
 
 
+@pytest.fixture(autouse=True)
+def fresh_console_client(redis_url: str) -> Iterator[None]:
+    """A console client of its own: the meters this test sets to read every tick go with it."""
+    from_settings._client.cache_clear()
+    yield
+    from_settings._client.cache_clear()
+
+
 def console_at(settings: Any, url: str) -> None:
     settings.REDIS_URL = url
     from_settings._client.cache_clear()
