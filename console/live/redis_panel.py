@@ -20,7 +20,7 @@ import threading
 import time
 import weakref
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, cast
 
 import redis
@@ -73,7 +73,10 @@ class RedisPanel:
     growth: list[Growth]
     window_ms: int
     measuring: bool = False  # no reading yet in this process
-    cluster: bool = field(default=False)
+    cluster: bool = False
+    # Recorded points over the window: none, and growth cannot be judged (no recorder ran).
+    history_points: int = 0
+    history_error: str = ""  # why the history could not be read, else ""
 
     @property
     def alarms(self) -> list[PanelWarning]:
@@ -192,7 +195,17 @@ def build(
         (e for n in reading.nodes for e in n.slow), key=lambda e: (e.at_s, e.id), reverse=True
     )[:SLOWLOG_COUNT]
     growth = growth_warnings(streams, reading.points, retention, at_ms, window_ms)
-    return RedisPanel(at_ms, reading.nodes, slowlog, warnings, growth, window_ms, cluster=cluster)
+    return RedisPanel(
+        at_ms,
+        reading.nodes,
+        slowlog,
+        warnings,
+        growth,
+        window_ms,
+        cluster=cluster,
+        history_points=len(reading.points),
+        history_error=reading.history_error,
+    )
 
 
 class RedisMeter:

@@ -104,3 +104,12 @@ def test_retention_off_and_growing_is_named(
     assert "retention is off (STREAMDESK_RETENTION_S=0, no STREAMDESK_MAX_LEN)" in page(
         staff_client
     )
+
+
+def test_without_recorded_history_growth_is_not_judged(
+    r: redis.Redis, staff_client: Client
+) -> None:
+    stream_since(r, 8 * DAY_MS)  # would be named, had it been seen growing
+    body = page(staff_client)
+    assert "data-growth=" not in body
+    assert "growth is not judged yet: no history was recorded over the last 15 min" in body
