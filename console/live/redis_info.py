@@ -167,8 +167,8 @@ def eviction_warning(info: NodeInfo, node: str = "") -> PanelWarning | None:
     if not info.maxmemory or info.policy == "noeviction":
         return None
     evicted = (
-        f" {info.evicted_keys:,} key{'s' if info.evicted_keys != 1 else ''} were evicted "
-        "since the server started."
+        f" {info.evicted_keys:,} "
+        f"{'key was' if info.evicted_keys == 1 else 'keys were'} evicted since the server started."
         if info.evicted_keys
         else ""
     )

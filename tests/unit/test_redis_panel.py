@@ -114,6 +114,8 @@ def test_a_volatile_policy_that_evicted_needs_attention() -> None:
     warning = eviction_warning(node(maxmemory=GiB, maxmemory_policy="volatile-lru", evicted_keys=3))
     assert warning is not None and warning.level == "bad"
     assert "3 keys were evicted since the server started" in warning.text
+    one = eviction_warning(node(maxmemory=GiB, maxmemory_policy="allkeys-lru", evicted_keys=1))
+    assert one is not None and "1 key was evicted since" in one.text
 
 
 def test_noeviction_is_not_a_warning() -> None:
