@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import logging
 
+import redis
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_safe
 
-from console.runtime import redis_client
-from workers.core.errors import ConfigurationError
+from console.live.redis_metrics import redis_exposition
+from console.runtime import keys, redis_client
+from workers.core.errors import ConfigurationError, RedisUnavailable
 from workers.from_settings import configured_streams, engine_config, rate_budgets
 from workers.monitor.prometheus import CONTENT_TYPE, exposition
 from workers.monitor.sample import Sample, collect
@@ -28,6 +30,16 @@ def read_sample() -> Sample:
     """One sample with the configured stream's partitions, even before they exist."""
     config = engine_config()
     return collect(redis_client(), config.keys, configured_streams(), budgets=rate_budgets())
+
+
+def redis_itself() -> bytes:
+    """The Redis page's gauges, from its reading; none while Redis cannot be reached (the
+    sample's ``streamdesk_up 0`` says so)."""
+    try:
+        return redis_exposition(redis_client(), keys())
+    except (RedisUnavailable, redis.RedisError) as exc:
+        log.warning("/metrics: Redis itself cannot be read: %s", exc)
+        return b""
 
 
 def scrape_access() -> ScrapeAccess:
@@ -60,4 +72,5 @@ def metrics(request: HttpRequest) -> HttpResponse:
             response["WWW-Authenticate"] = refusal.challenge
         return response
     body = exposition(read_sample, engine_config().claim_idle_ms)
+    body += redis_itself()
     return HttpResponse(body, content_type=CONTENT_TYPE)

@@ -21,12 +21,14 @@ from console.views import (
     timers,
     waits,
 )
+from console.views import redis as redis_views
 
 # Stream and group names: any name Redis allows, ``/`` included (<name:>, console/params.py).
 
 urlpatterns = [
     path("", dashboard.overview_page, name="overview"),
     path("workers/", dashboard.workers_page, name="workers"),
+    path("redis/", redis_views.redis_page, name="redis"),
     path("streams/<name:stream>/", streams.stream_page, name="stream"),
     path("streams/<name:stream>/groups/<name:group>/", streams.group_page, name="group"),
     path("streams/<name:stream>/dead/", streams.dead_letters_page, name="dead_letters"),

@@ -71,6 +71,15 @@ def jobs_key() -> str:
     return "jobs"
 
 
+def redis_key() -> str:
+    return "redis"
+
+
+def redis_summary_key() -> str:
+    """The overview's one line about the server (console/live/redis_panel.py)."""
+    return "redis-summary"
+
+
 def stream_key(stream: str) -> str:
     return f"stream:{stream}"
 

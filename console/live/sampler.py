@@ -25,11 +25,14 @@ from django.utils.safestring import SafeString, mark_safe
 from console.live import charts, overview, realtime
 from console.live.fleet_cost import FleetCost, fleet_cost
 from console.live.partitioned import partitioned
+from console.live.redis_panel import tick_fragments
+from workers.core.config import EngineConfig
 from workers.core.keys import Keys
 from workers.models import BulkJob, OutboxEvent
 from workers.monitor.history import SECOND, HistoryStore, Resolution
 from workers.monitor.recorder import Lease, holder_name
 from workers.monitor.sample import collect
+from workers.retention import Retention
 from workers.runtime.ratelimit import Budget
 
 RECENT_JOBS = 20
@@ -149,7 +152,9 @@ def workers_context(view: overview.Overview, fleet: FleetCost) -> dict[str, Any]
     }
 
 
-def render_fragments(view: overview.Overview, fleet: FleetCost) -> dict[str, str]:
+def render_fragments(
+    view: overview.Overview, fleet: FleetCost, redis_parts: dict[str, str] | None = None
+) -> dict[str, str]:
     """Every live part of every page, rendered once for all browsers."""
     fragments: dict[str, str] = {
         realtime.overview_key(): render_to_string("console/_overview.html", overview_context(view)),
@@ -165,6 +170,7 @@ def render_fragments(view: overview.Overview, fleet: FleetCost) -> dict[str, str
         )
     for row in view.streams:
         fragments.update(_stream_fragments(row))
+    fragments.update(redis_parts or {})  # the Redis page's, rendered by redis_panel
     return fragments
 
 
@@ -175,12 +181,16 @@ class Sampler:
         keys: Keys,
         claim_idle_ms: int,
         budgets: Mapping[str, Budget] | None = None,
+        retention: Retention | None = None,
     ) -> None:
         self.client = client
         self.keys = keys
         self.claim_idle_ms = claim_idle_ms
         # The configured rate budgets (``rate_budgets()``), whose levels the overview shows.
         self.budgets = dict(budgets or {})
+        # This console's retention: the Redis panel's measure for a stream not trimmed yet
+        # (the engine's default, 7 days, when not given).
+        self.retention = retention or Retention.of(EngineConfig())
         self.history = HistoryStore(client, keys)
         self.lease = Lease(client, keys.console_broadcaster, holder_name("console"))
 
@@ -200,7 +210,9 @@ class Sampler:
         view = overview.build(sample, newest[SECOND.name], self.claim_idle_ms)
         series = charts.series(charts.charts_of(sample.streams), newest, tail=True)
         fleet = fleet_cost(self.client, self.keys.history_recorder)  # every 10 s at most
-        return Tick(sample.at_ms, render_fragments(view, fleet), series)
+        # INFO and SLOWLOG every 10 s at most, as the fleet's cost.
+        parts = tick_fragments(self.client, self.keys, sample.streams, self.retention, sample.at_ms)
+        return Tick(sample.at_ms, render_fragments(view, fleet, parts), series)
 
     async def run(self) -> None:
         layer = get_channel_layer()

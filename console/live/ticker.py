@@ -14,12 +14,16 @@ from console.live.background import ensure_job_runner
 from console.live.sampler import Sampler
 from console.runtime import keys, redis_client
 from workers.from_settings import engine_config, rate_budgets
+from workers.retention import Retention
 
 _task: asyncio.Task[None] | None = None
 
 
 def make_sampler() -> Sampler:
-    return Sampler(redis_client(), keys(), engine_config().claim_idle_ms, rate_budgets())
+    config = engine_config()
+    return Sampler(
+        redis_client(), keys(), config.claim_idle_ms, rate_budgets(), Retention.of(config)
+    )
 
 
 def ensure_running() -> None:

@@ -10,6 +10,7 @@ from console.live.fleet_cost import fleet_cost
 from console.live.sampler import TICK_READ, overview_context, workers_context
 from console.runtime import keys, redis_client
 from console.views.access import viewer_required
+from console.views.redis import panel_of
 from workers.core.registry import default_registry
 from workers.flow.view import agent_settings
 from workers.from_settings import engine_config, rate_budgets
@@ -58,7 +59,8 @@ def overview_page(request: HttpRequest) -> HttpResponse:
         "console/overview.html",
         {
             **overview_context(view),
-            "live": [part],
+            "redis_panel": panel_of([row.info for row in view.streams], view.at_ms),
+            "live": [part, realtime.redis_summary_key()],
             "page": "overview",
             "chart_series": page_series([row.info for row in view.streams], part, view.at_ms),
         },

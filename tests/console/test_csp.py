@@ -20,6 +20,7 @@ TEMPLATES = Path(__file__).resolve().parents[2] / "templates"
 PAGES = [
     "/",
     "/workers/",
+    "/redis/",
     "/jobs/",
     "/audit/",
     f"/streams/{STREAM}/",

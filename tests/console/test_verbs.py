@@ -61,6 +61,7 @@ READS = {
     "waits",
     "errors",
     "error_group",
+    "redis",
     "audit",
     "login",
     "admin_login",

@@ -33,6 +33,7 @@ GROUP_PATH = f"/streams/{STREAM}/groups/agents/"
 CONSOLE_PAGES = [
     "/",
     "/workers/",
+    "/redis/",
     "/jobs/",
     "/audit/",
     "/errors/",

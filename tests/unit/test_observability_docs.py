@@ -10,6 +10,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from console.live.redis_info import node_info
+from console.live.redis_metrics import exposition_of
+from console.live.redis_panel import NodeReading, RedisReading
 from tests.support.scrape import names
 from workers.monitor.prometheus import exposition
 from workers.monitor.sample import ConsumerInfo, GroupInfo, Sample, StreamInfo, WorkerInfo
@@ -34,8 +37,15 @@ def full_sample() -> Sample:
     return Sample(10_000, [stream], [worker], [level], usage, durations)
 
 
+def redis_itself() -> str:
+    """The console's gauges of Redis itself (console/live/redis_metrics.py), from one node."""
+    info = node_info({"used_memory": 1, "maxmemory": 2, "evicted_keys": 3})
+    reading = RedisReading([NodeReading("", info, "", [], "")], [])
+    return exposition_of(lambda: reading).decode()
+
+
 def served() -> set[str]:
-    return names(exposition(full_sample, 60_000).decode())
+    return names(exposition(full_sample, 60_000).decode()) | names(redis_itself())
 
 
 def strings(node: Any, keys: tuple[str, ...]) -> Iterator[str]:
