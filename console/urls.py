@@ -11,12 +11,14 @@ from console.actions import api, api_events, api_waits
 from console.intake.webhooks import receive_webhook
 from console.prometheus_view import metrics
 from console.views import access, actions, dashboard, events, records, streams, timers, waits
+from console.views.runs import runs_page
 
 # Stream and group names: any name Redis allows, ``/`` included (<name:>, console/params.py).
 
 urlpatterns = [
     path("", dashboard.overview_page, name="overview"),
     path("workers/", dashboard.workers_page, name="workers"),
+    path("runs/", runs_page, name="runs"),
     path("streams/<name:stream>/", streams.stream_page, name="stream"),
     path("streams/<name:stream>/groups/<name:group>/", streams.group_page, name="group"),
     path("streams/<name:stream>/dead/", streams.dead_letters_page, name="dead_letters"),

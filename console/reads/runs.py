@@ -1,0 +1,189 @@
+"""The Runs page's read: ``AgentRun`` rows, newest first, filtered, a keyset page at a time.
+
+Pages are cut by the key ``(created_at, id)``, never by OFFSET, and nothing counts the table:
+each page reads at most a page and one row along an index that matches its filters
+(workers/migrations/0015_agentrun_runs_indexes.py). Error text cannot be found through a
+btree, so its search is bounded: it looks at the newest ``ERROR_SCAN_ROWS`` runs past the
+cursor that match the other filters, and the next page searches on from where it stopped.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime, timedelta
+from typing import Literal
+
+from django.db.models import Q, QuerySet
+
+from workers.models import AgentRun
+
+PAGE_SIZE = 25
+# How many runs one page's error-text search reads at most (a substring match reads each).
+ERROR_SCAN_ROWS = 10_000
+# The columns a row shows: the result (JSON, maybe large) and the leases stay in the table.
+ROW_FIELDS = (
+    "id",
+    "event_hash",
+    "event_type",
+    "subject",
+    "status",
+    "attempts",
+    "created_at",
+    "duration_ms",
+    "version",
+    "prompt_tokens",
+    "completion_tokens",
+    "cost_usd",
+    "error",
+)
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+# ``<microseconds since 1970>.<id>``: readable in a URL, and exact (no float rounding).
+CURSOR = re.compile(r"([0-9]{1,19})\.([0-9]{1,19})")
+MAX_ID = 2**63 - 1
+
+Direction = Literal["older", "newer"]
+
+
+class BadCursor(ValueError):
+    """A page cursor that this module did not write (or that names no moment)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Cursor:
+    """A row's place in the newest-first order; a page starts just past it."""
+
+    created_at: datetime
+    id: int
+
+    def encode(self) -> str:
+        return f"{(self.created_at - EPOCH) // timedelta(microseconds=1)}.{self.id}"
+
+    @classmethod
+    def decode(cls, text: str) -> Cursor:
+        found = CURSOR.fullmatch(text.strip())
+        if found is None or int(found[2]) > MAX_ID:
+            raise BadCursor(
+                f"{text[:40]!r} is not a page cursor (they look like 1765000000000000.42)"
+            )
+        try:
+            at = EPOCH + timedelta(microseconds=int(found[1]))
+        except OverflowError:
+            raise BadCursor(f"{text[:40]!r} names no date a run can have") from None
+        return cls(at, int(found[2]))
+
+    @classmethod
+    def of(cls, run: AgentRun) -> Cursor:
+        return cls(run.created_at, run.id)
+
+
+@dataclass(frozen=True, slots=True)
+class RunFilter:
+    """What the operator asked for; blank fields do not filter."""
+
+    event_type: str = ""
+    status: str = ""
+    subject: str = ""
+    created_from: datetime | None = None
+    created_to: datetime | None = None
+    error: str = ""
+
+    def narrows(self) -> bool:
+        return any((self.event_type, self.status, self.subject, self.created_from, self.created_to))
+
+    def queryset(self) -> QuerySet[AgentRun]:
+        """The runs matching every filter but the error text (which is bounded apart)."""
+        runs = AgentRun.objects.all()
+        exact = {"event_type": self.event_type, "status": self.status, "subject": self.subject}
+        runs = runs.filter(**{field: value for field, value in exact.items() if value})
+        if self.created_from is not None:
+            runs = runs.filter(created_at__gte=self.created_from)
+        if self.created_to is not None:
+            runs = runs.filter(created_at__lt=self.created_to)
+        return runs
+
+
+@dataclass(frozen=True, slots=True)
+class RunsPage:
+    rows: list[AgentRun]
+    older: Cursor | None  # where the next older page starts (None: this one is the oldest)
+    newer: Cursor | None  # where the next newer page starts (None: this one is the newest)
+    # The error-text search read this many runs for this page (0: no error filter).
+    error_scanned: int = 0
+
+
+def _past(runs: QuerySet[AgentRun], cursor: Cursor, direction: Direction) -> QuerySet[AgentRun]:
+    """Rows strictly past ``cursor``. ``created_at <=`` first bounds the index range (an
+    OR of the two comparisons alone is not an index condition in PostgreSQL)."""
+    at, pk = cursor.created_at, cursor.id
+    if direction == "older":
+        return runs.filter(Q(created_at__lt=at) | Q(id__lt=pk), created_at__lte=at)
+    return runs.filter(Q(created_at__gt=at) | Q(id__gt=pk), created_at__gte=at)
+
+
+def _ordered(runs: QuerySet[AgentRun], direction: Direction) -> QuerySet[AgentRun]:
+    if direction == "older":
+        return runs.order_by("-created_at", "-id")
+    return runs.order_by("created_at", "id")
+
+
+def _window(
+    runs: QuerySet[AgentRun], direction: Direction, text: str
+) -> tuple[list[AgentRun], Cursor | None]:
+    """The error search within the next ``ERROR_SCAN_ROWS`` runs: up to a page and one of
+    the matches, and the key of the window's last run (None: the window was empty)."""
+    window = _ordered(runs, direction).values("id")[:ERROR_SCAN_ROWS]
+    scope = AgentRun.objects.filter(id__in=window)
+    matches = _ordered(scope.filter(error__icontains=text), direction).only(*ROW_FIELDS)
+    found = list(matches[: PAGE_SIZE + 1])
+    if len(found) > PAGE_SIZE:
+        return found, None
+    last = _ordered(scope, _back(direction)).values_list("created_at", "id").first()
+    return found, (Cursor(*last) if last else None)
+
+
+def _back(direction: Direction) -> Direction:
+    return "newer" if direction == "older" else "older"
+
+
+def _rows(
+    wanted: RunFilter, cursor: Cursor | None, direction: Direction
+) -> tuple[list[AgentRun], Cursor | None]:
+    """Up to a page of rows past the cursor, in ``direction``'s order, and where the next
+    page that way starts (None: nothing lies beyond)."""
+    runs = wanted.queryset()
+    if cursor is not None:
+        runs = _past(runs, cursor, direction)
+    if not wanted.error:
+        found = list(_ordered(runs, direction).only(*ROW_FIELDS)[: PAGE_SIZE + 1])
+        window_end = None
+    else:
+        found, window_end = _window(runs, direction, wanted.error)
+    if len(found) > PAGE_SIZE:
+        return found[:PAGE_SIZE], Cursor.of(found[PAGE_SIZE - 1])
+    # Fewer matches than a page, yet the search window may have ended before the runs did:
+    # the next page searches on from its end (so an empty page can have a next one).
+    if window_end is not None and _past(runs, window_end, direction).exists():
+        return found, window_end
+    return found, None
+
+
+def page(
+    wanted: RunFilter, older_than: Cursor | None = None, newer_than: Cursor | None = None
+) -> RunsPage:
+    """The page just older than ``older_than``, just newer than ``newer_than``, or the
+    newest (neither). Going back up past the newest runs shows the newest page."""
+    scanned = ERROR_SCAN_ROWS if wanted.error else 0
+    if newer_than is None:
+        rows, next_older = _rows(wanted, older_than, "older")
+        if older_than is None:
+            return RunsPage(rows, next_older, None, scanned)
+        # Rows newer than the first shown; on an empty page, from the cursor's run itself.
+        back = Cursor.of(rows[0]) if rows else replace(older_than, id=older_than.id - 1)
+        return RunsPage(rows, next_older, back, scanned)
+    rows, next_newer = _rows(wanted, newer_than, "newer")
+    if next_newer is None:
+        return page(wanted)
+    rows.reverse()
+    back = Cursor.of(rows[-1]) if rows else replace(newer_than, id=newer_than.id + 1)
+    return RunsPage(rows, back, next_newer, scanned)
