@@ -1,9 +1,9 @@
 """The Runs page's read: ``AgentRun`` rows, newest first, filtered, a keyset page at a time.
 
-Pages are cut by the key ``(created_at, id)``, never by OFFSET, and nothing counts the table:
-each page reads at most a page and one row along an index that matches its filters
+Pages are cut by the key ``(created_at, id)``, never by a page's OFFSET, and nothing counts
+the table: each page reads a page and one row along an index that matches its filters
 (workers/migrations/0015_agentrun_runs_indexes.py). Error text cannot be found through a
-btree, so its search is bounded: it looks at the newest ``ERROR_SCAN_ROWS`` runs past the
+btree, so its search is bounded: it looks at the next ``ERROR_SCAN_ROWS`` runs past the
 cursor that match the other filters, and the next page searches on from where it stopped.
 """
 
@@ -112,13 +112,18 @@ class RunsPage:
     error_scanned: int = 0
 
 
-def _past(runs: QuerySet[AgentRun], cursor: Cursor, direction: Direction) -> QuerySet[AgentRun]:
-    """Rows strictly past ``cursor``. ``created_at <=`` first bounds the index range (an
-    OR of the two comparisons alone is not an index condition in PostgreSQL)."""
+def _past(
+    runs: QuerySet[AgentRun], cursor: Cursor, direction: Direction, inclusive: bool = False
+) -> QuerySet[AgentRun]:
+    """Rows past ``cursor`` (and the cursor's own, ``inclusive``). ``created_at <=`` first
+    bounds the index range (an OR of the two comparisons alone is no index condition in
+    PostgreSQL)."""
     at, pk = cursor.created_at, cursor.id
     if direction == "older":
-        return runs.filter(Q(created_at__lt=at) | Q(id__lt=pk), created_at__lte=at)
-    return runs.filter(Q(created_at__gt=at) | Q(id__gt=pk), created_at__gte=at)
+        beyond = Q(id__lte=pk) if inclusive else Q(id__lt=pk)
+        return runs.filter(Q(created_at__lt=at) | beyond, created_at__lte=at)
+    beyond = Q(id__gte=pk) if inclusive else Q(id__gt=pk)
+    return runs.filter(Q(created_at__gt=at) | beyond, created_at__gte=at)
 
 
 def _ordered(runs: QuerySet[AgentRun], direction: Direction) -> QuerySet[AgentRun]:
@@ -127,23 +132,29 @@ def _ordered(runs: QuerySet[AgentRun], direction: Direction) -> QuerySet[AgentRu
     return runs.order_by("created_at", "id")
 
 
-def _window(
-    runs: QuerySet[AgentRun], direction: Direction, text: str
-) -> tuple[list[AgentRun], Cursor | None]:
-    """The error search within the next ``ERROR_SCAN_ROWS`` runs: up to a page and one of
-    the matches, and the key of the window's last run (None: the window was empty)."""
-    window = _ordered(runs, direction).values("id")[:ERROR_SCAN_ROWS]
-    scope = AgentRun.objects.filter(id__in=window)
-    matches = _ordered(scope.filter(error__icontains=text), direction).only(*ROW_FIELDS)
-    found = list(matches[: PAGE_SIZE + 1])
-    if len(found) > PAGE_SIZE:
-        return found, None
-    last = _ordered(scope, _back(direction)).values_list("created_at", "id").first()
-    return found, (Cursor(*last) if last else None)
-
-
 def _back(direction: Direction) -> Direction:
     return "newer" if direction == "older" else "older"
+
+
+def _window_edge(runs: QuerySet[AgentRun], direction: Direction) -> Cursor | None:
+    """The key of the last run of the error search's window: the ``ERROR_SCAN_ROWS``-th
+    past the cursor (None: fewer are left, the window reaches the end). Its OFFSET walks a
+    fixed number of index entries, whichever page this is."""
+    keys = _ordered(runs, direction).values_list("created_at", "id")
+    last = keys[ERROR_SCAN_ROWS - 1 : ERROR_SCAN_ROWS]
+    return Cursor(*last[0]) if last else None
+
+
+def _search(
+    runs: QuerySet[AgentRun], direction: Direction, text: str
+) -> tuple[list[AgentRun], Cursor | None]:
+    """Up to a page and one of the runs whose error contains ``text`` among the next
+    ``ERROR_SCAN_ROWS``, and the window's edge. The window is a key range (both ends on the
+    index), not ``id IN (subquery)``: PostgreSQL scanned the whole table for that."""
+    edge = _window_edge(runs, direction)
+    scope = runs if edge is None else _past(runs, edge, _back(direction), inclusive=True)
+    matches = _ordered(scope.filter(error__icontains=text), direction).only(*ROW_FIELDS)
+    return list(matches[: PAGE_SIZE + 1]), edge
 
 
 def _rows(
@@ -155,16 +166,15 @@ def _rows(
     if cursor is not None:
         runs = _past(runs, cursor, direction)
     if not wanted.error:
-        found = list(_ordered(runs, direction).only(*ROW_FIELDS)[: PAGE_SIZE + 1])
-        window_end = None
+        found, edge = list(_ordered(runs, direction).only(*ROW_FIELDS)[: PAGE_SIZE + 1]), None
     else:
-        found, window_end = _window(runs, direction, wanted.error)
+        found, edge = _search(runs, direction, wanted.error)
     if len(found) > PAGE_SIZE:
         return found[:PAGE_SIZE], Cursor.of(found[PAGE_SIZE - 1])
     # Fewer matches than a page, yet the search window may have ended before the runs did:
-    # the next page searches on from its end (so an empty page can have a next one).
-    if window_end is not None and _past(runs, window_end, direction).exists():
-        return found, window_end
+    # the next page searches on from its edge (so an empty page can have a next one).
+    if edge is not None and _past(runs, edge, direction).exists():
+        return found, edge
     return found, None
 
 
