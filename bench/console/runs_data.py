@@ -67,7 +67,7 @@ SELECT {
         subjects=SUBJECTS,
         created="to_timestamp(%s + floor(i * %s)) + " + MICROS + " * interval '1 microsecond'",
     ).replace("(i %% 100 >= 90)", "(i %% 100 >= 90)::int")
-} FROM generate_series(1, %s) AS i
+} FROM generate_series(1::bigint, %s) AS i
 """
 
 

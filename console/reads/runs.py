@@ -182,7 +182,7 @@ def page(
     wanted: RunFilter, older_than: Cursor | None = None, newer_than: Cursor | None = None
 ) -> RunsPage:
     """The page just older than ``older_than``, just newer than ``newer_than``, or the
-    newest (neither). Going back up past the newest runs shows the newest page."""
+    newest (neither)."""
     scanned = ERROR_SCAN_ROWS if wanted.error else 0
     if newer_than is None:
         rows, next_older = _rows(wanted, older_than, "older")
@@ -191,9 +191,8 @@ def page(
         # Rows newer than the first shown; on an empty page, from the cursor's run itself.
         back = Cursor.of(rows[0]) if rows else replace(older_than, id=older_than.id - 1)
         return RunsPage(rows, next_older, back, scanned)
+    # At the top this page may be short: topping it up from older runs would show some twice.
     rows, next_newer = _rows(wanted, newer_than, "newer")
-    if next_newer is None:
-        return page(wanted)
     rows.reverse()
     back = Cursor.of(rows[-1]) if rows else replace(newer_than, id=newer_than.id + 1)
     return RunsPage(rows, back, next_newer, scanned)

@@ -5,6 +5,7 @@ state, and ``/api/runs/`` beside it."""
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -209,3 +210,53 @@ def test_runs_page_needs_a_viewer(plain_client: Client, client: Client, db: Any)
 def test_run_filter_narrows_only_when_set() -> None:
     assert not RunFilter().narrows() and not RunFilter(error="x").narrows()
     assert RunFilter(subject="order/1").narrows()
+
+
+def test_api_runs_pages_with_the_same_filters_and_cursors(
+    viewer_client: Client, many: list[AgentRun]
+) -> None:
+    first = viewer_client.get("/api/runs/?type=demo.echo").json()
+    assert [r["event_hash"] for r in first["runs"]] == newest_first(many)[:25]
+    assert first["newer"] is None and first["error_scanned"] == 0
+    assert first["runs"][0]["url"] == f"/events/{first['runs'][0]['event_hash']}/"
+    second = viewer_client.get(f"/api/runs/?type=demo.echo&older={first['older']}").json()
+    assert [r["event_hash"] for r in second["runs"]] == newest_first(many)[25:50]
+    back = viewer_client.get(f"/api/runs/?type=demo.echo&newer={second['newer']}").json()
+    assert back["runs"] == first["runs"]
+
+
+def test_api_runs_refuses_a_bad_filter(viewer_client: Client, db: Any) -> None:
+    response = viewer_client.get("/api/runs/?status=exploded")
+    assert response.status_code == 400
+    assert response.json()["error"].startswith("status: Select a valid choice")
+    unknown = viewer_client.get("/api/runs/?offset=50")
+    assert unknown.status_code == 400 and unknown.json()["error"] == "offset: not accepted here"
+
+
+def test_api_runs_needs_a_viewer(plain_client: Client, client: Client, db: Any) -> None:
+    assert plain_client.get("/api/runs/").status_code == 403
+    assert client.get("/api/runs/").status_code == 401
+
+
+def test_error_search_pages_both_ways_without_repeats(
+    viewer_client: Client, many: list[AgentRun], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(runs, "ERROR_SCAN_ROWS", 20)
+    failed = [r for r in many if r.id % 3 == 0]
+    AgentRun.objects.filter(id__in=[r.id for r in failed]).update(error="KeyError: 'sku'")
+    down = _walk(viewer_client, "/runs/?error=KeyError", "older")
+    assert [h for p in down for h in p] == newest_first(failed)
+    oldest = _run(newest_first(many)[-1])
+    start = f"/runs/?error=KeyError&older={replace(Cursor.of(oldest), id=oldest.id + 1).encode()}"
+    up = [h for p in _walk(viewer_client, start, "newer") for h in p]
+    assert len(up) == len(set(up)) and set(up) == set(newest_first(failed))
+
+
+def test_runs_pages_newer_from_any_run_show_each_once(
+    viewer_client: Client, many: list[AgentRun]
+) -> None:
+    order = newest_first(many)
+    start = f"/runs/?older={Cursor.of(_run(order[9])).encode()}"  # a page from the 11th run
+    up = _walk(viewer_client, start, "newer")
+    assert up[0] == order[10:35]
+    assert [h for p in up[1:] for h in p] == order[:10]  # the top page is short, not topped up
