@@ -22,6 +22,7 @@ class RunsTimings:
     insert_s: float
     queries: dict[str, str]  # name -> the query string timed
     ms: dict[str, list[float]]  # name -> one time per round
+    error_scan_rows: int  # console/reads/runs.py's ERROR_SCAN_ROWS in the code measured
 
     @property
     def name(self) -> str:
@@ -58,4 +59,5 @@ def measure(bench: Bench, kind: str, rows: int, repeats: int, warmup: int) -> Ru
         insert_s=float(result["insert_s"]),
         queries=result["queries"],
         ms=result["ms"],
+        error_scan_rows=int(result["error_scan_rows"]),
     )

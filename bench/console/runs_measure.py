@@ -32,7 +32,7 @@ from django.db import connection  # noqa: E402
 from django.test import Client  # noqa: E402
 
 from bench.console import runs_data  # noqa: E402
-from console.reads.runs import PAGE_SIZE, Cursor  # noqa: E402
+from console.reads.runs import ERROR_SCAN_ROWS, PAGE_SIZE, Cursor  # noqa: E402
 from workers.models import AgentRun  # noqa: E402
 
 gc.collect()
@@ -68,6 +68,8 @@ def queries(rows: int) -> dict[str, tuple[str, int | None]]:
         "type + status": (f"type={some_type}&status=dead", PAGE_SIZE),
         "type + status + day": (f"type={some_type}&status=failed&{when}", None),
         "type + error": (f"type={some_type}&error=timeout", PAGE_SIZE),
+        "sparse + error": ("status=cancelled&error=no-such-text", 0),
+        "type + status + error": (f"type={some_type}&status=failed&error=sku", PAGE_SIZE),
         "page 50": (f"older={deep}", PAGE_SIZE),
         "page 50, type": (
             f"type={some_type}&older={_page_cursor(event_type=some_type)}",
@@ -114,6 +116,7 @@ def main(plan_path: str, out_path: str) -> int:
         "server": sqlite3.sqlite_version,
         "rows": inserted.rows,
         "insert_s": inserted.seconds,
+        "error_scan_rows": ERROR_SCAN_ROWS,
         "queries": {name: query for name, (query, _) in asked.items()},
         "ms": ms,
     }

@@ -22,6 +22,8 @@ LABELS = {
     "type + status": "type + status dead",
     "type + status + day": "type + status failed + one day",
     "type + error": "type + error text",
+    "sparse + error": "status cancelled (1%) + error text, no match",
+    "type + status + error": "type + status failed + error text",
     "page 50": "page 50 by its cursor",
     "page 50, type": "page 50 by its cursor, with a type",
     "newer from page 50": "Newer from page 50",
@@ -80,9 +82,11 @@ a database of its own per kind holding {runs[0].rows:,} `AgentRun` rows written 
 `INSERT ... SELECT` (bench/console/runs_data.py: 20 event types, 90% succeeded, 5% failed, 3%
 dead, a subject per 10 runs, tracebacks on failed and dead runs, one run every 2.5 s). Inserted
 in: {built}; PostgreSQL's statistics then taken (`ANALYZE`, as autovacuum would), SQLite's
-not (the project never runs `ANALYZE`). Times in ms. Error text is searched within the newest
-10,000 runs matching the other filters (console/reads/runs.py `ERROR_SCAN_ROWS`), so its cost
-is bounded by that window, not by the table.{note}
+not (the project never runs `ANALYZE`), and neither vacuumed (the newest rows of a busy table
+are not yet, so index-only scans still read the heap). Times in ms. Error text is searched
+within the next {runs[0].error_scan_rows:,} runs matching the other filters (console/reads/runs.py
+`ERROR_SCAN_ROWS`): its cost is bounded by that window, not by the table, and is highest
+when the other filters are sparse (their runs scattered over the whole table).{note}
 
 {chr(10).join(table)}
 """

@@ -20,7 +20,7 @@ from workers.models import AgentRun
 
 PAGE_SIZE = 25
 # How many runs one page's error-text search reads at most (a substring match reads each).
-ERROR_SCAN_ROWS = 10_000
+ERROR_SCAN_ROWS = 5_000
 # The columns a row shows: the result (JSON, maybe large) and the leases stay in the table.
 ROW_FIELDS = (
     "id",
@@ -91,11 +91,22 @@ class RunFilter:
     def narrows(self) -> bool:
         return any((self.event_type, self.status, self.subject, self.created_from, self.created_to))
 
-    def queryset(self) -> QuerySet[AgentRun]:
-        """The runs matching every filter but the error text (which is bounded apart)."""
+    def _exact(self) -> dict[str, str]:
+        wanted = {"subject": self.subject, "event_type": self.event_type, "status": self.status}
+        return {field: value for field, value in wanted.items() if value}
+
+    def only_exact(self) -> str:
+        """The one equality filter set (subject, type or status), if just one is."""
+        exact = self._exact()
+        return next(iter(exact)) if len(exact) == 1 else ""
+
+    def queryset(self, ranged: str = "") -> QuerySet[AgentRun]:
+        """The runs matching every filter but the error text (which is bounded apart).
+        ``ranged``: that equality filter as ``>= v AND <= v`` (see ``_window_edge``)."""
         runs = AgentRun.objects.all()
-        exact = {"event_type": self.event_type, "status": self.status, "subject": self.subject}
-        runs = runs.filter(**{field: value for field, value in exact.items() if value})
+        for field, value in self._exact().items():
+            same = {f"{field}__gte": value, f"{field}__lte": value} if field == ranged else {}
+            runs = runs.filter(**(same or {field: value}))
         if self.created_from is not None:
             runs = runs.filter(created_at__gte=self.created_from)
         if self.created_to is not None:
@@ -126,34 +137,44 @@ def _past(
     return runs.filter(Q(created_at__gt=at) | beyond, created_at__gte=at)
 
 
-def _ordered(runs: QuerySet[AgentRun], direction: Direction) -> QuerySet[AgentRun]:
-    if direction == "older":
-        return runs.order_by("-created_at", "-id")
-    return runs.order_by("created_at", "id")
+def _ordered(runs: QuerySet[AgentRun], direction: Direction, lead: str = "") -> QuerySet[AgentRun]:
+    fields = (lead, "created_at", "id") if lead else ("created_at", "id")
+    return runs.order_by(*(f"-{f}" for f in fields) if direction == "older" else fields)
 
 
 def _back(direction: Direction) -> Direction:
     return "newer" if direction == "older" else "older"
 
 
-def _window_edge(runs: QuerySet[AgentRun], direction: Direction) -> Cursor | None:
+def _window_edge(wanted: RunFilter, cursor: Cursor | None, direction: Direction) -> Cursor | None:
     """The key of the last run of the error search's window: the ``ERROR_SCAN_ROWS``-th
     past the cursor (None: fewer are left, the window reaches the end). Its OFFSET walks a
-    fixed number of index entries, whichever page this is."""
-    keys = _ordered(runs, direction).values_list("created_at", "id")
+    fixed number of index entries, whichever page this is.
+
+    With one equality filter, that index gives the order: but PostgreSQL, its statistics
+    saying a type is 5% of the runs and the newest rows not yet vacuumed, walked
+    ``(created_at, id)`` instead, through 200,000 rows (30-90 ms at 1M runs). Asked as a
+    range and ordered by that column first, only its own index serves it (3 ms)."""
+    lead = wanted.only_exact()
+    runs = wanted.queryset(ranged=lead)
+    if cursor is not None:
+        runs = _past(runs, cursor, direction)
+    keys = _ordered(runs, direction, lead).values_list("created_at", "id")
     last = keys[ERROR_SCAN_ROWS - 1 : ERROR_SCAN_ROWS]
     return Cursor(*last[0]) if last else None
 
 
 def _search(
-    runs: QuerySet[AgentRun], direction: Direction, text: str
+    runs: QuerySet[AgentRun], wanted: RunFilter, cursor: Cursor | None, direction: Direction
 ) -> tuple[list[AgentRun], Cursor | None]:
-    """Up to a page and one of the runs whose error contains ``text`` among the next
-    ``ERROR_SCAN_ROWS``, and the window's edge. The window is a key range (both ends on the
-    index), not ``id IN (subquery)``: PostgreSQL scanned the whole table for that."""
-    edge = _window_edge(runs, direction)
+    """Up to a page and one of ``runs`` (those past the cursor) whose error contains the
+    text, among the next ``ERROR_SCAN_ROWS``, and the window's edge. The window is a key
+    range (both ends on the index), not ``id IN (subquery)``: PostgreSQL scanned the whole
+    table for that."""
+    edge = _window_edge(wanted, cursor, direction)
     scope = runs if edge is None else _past(runs, edge, _back(direction), inclusive=True)
-    matches = _ordered(scope.filter(error__icontains=text), direction).only(*ROW_FIELDS)
+    matches = scope.filter(error__icontains=wanted.error)
+    matches = _ordered(matches, direction).only(*ROW_FIELDS)
     return list(matches[: PAGE_SIZE + 1]), edge
 
 
@@ -168,7 +189,7 @@ def _rows(
     if not wanted.error:
         found, edge = list(_ordered(runs, direction).only(*ROW_FIELDS)[: PAGE_SIZE + 1]), None
     else:
-        found, edge = _search(runs, direction, wanted.error)
+        found, edge = _search(runs, wanted, cursor, direction)
     if len(found) > PAGE_SIZE:
         return found[:PAGE_SIZE], Cursor.of(found[PAGE_SIZE - 1])
     # Fewer matches than a page, yet the search window may have ended before the runs did:

@@ -14,8 +14,8 @@ from workers.models import RunStatus
 # The model's column widths: a longer value matches nothing, so it is refused as a typo.
 NAME_CHARS = 256
 ERROR_TEXT_CHARS = 200
-# ``<input type="datetime-local">`` sends minutes, or seconds when it has them.
 FILTERS = ("type", "status", "subject", "created_from", "created_to", "error")
+# ``<input type="datetime-local">`` sends minutes, or seconds when it has them.
 MOMENT_FORMATS = ["%Y-%m-%dT%H:%M", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M", "%Y-%m-%d"]
 
 

@@ -14,19 +14,14 @@ from console.views.access import HtmxHttpRequest, viewer_required
 @viewer_required
 def runs_page(request: HtmxHttpRequest) -> HttpResponse:
     form = RunsForm(request.GET)
-    context: dict[str, object] = {
-        "form": form,
-        "page": "runs",
-        "page_size": runs.PAGE_SIZE,
-        "error_scan_rows": runs.ERROR_SCAN_ROWS,
-    }
+    context: dict[str, object] = {"form": form, "page": "runs"}
     status = 200
     if form.is_valid():
-        d = form.cleaned_data
-        wanted = form.run_filter()
+        d, wanted = form.cleaned_data, form.run_filter()
+        context["wanted"] = wanted
         context["runs"] = runs.page(wanted, d["older"], d["newer"])
-        context["filtered"] = wanted.narrows() or bool(wanted.error)
         context["filter_query"] = form.filter_query()
+        context["error_scan_rows"] = runs.ERROR_SCAN_ROWS
     else:
         status = 400  # the form says what is wrong, in place of the rows
     template = "console/_runs.html" if request.htmx else "console/runs.html"

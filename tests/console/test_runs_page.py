@@ -158,7 +158,7 @@ def test_error_search_is_bounded_and_searches_on(
     first = viewer_client.get("/runs/?error=keyerror")
     assert hashes(first) == []
     text = first.content.decode()
-    assert "newest 20 runs" in text and "Older" in text
+    assert "each page searches 20 runs" in text and "Older" in text
     pages = _walk(viewer_client, "/runs/?error=keyerror", "older")
     assert [h for p in pages for h in p] == newest_first(oldest)
 
