@@ -12,21 +12,20 @@ clients to a real daphne. Usage, from the project root::
 from __future__ import annotations
 
 import argparse
-import json
-import subprocess
 import sys
 import time
 from pathlib import Path
 
 import redis
 
-from bench.common.harness import PRODUCTION_ENV, PYTHON, Bench, BenchError, log_tail, open_bench
+from bench.common.harness import PRODUCTION_ENV, Bench, open_bench
 from bench.common.machine import machine
 from bench.common.report import CONSOLE_SUITE
 from bench.console import load as console_load
 from bench.console import report as console_report
 from bench.console import runs_bench
 from bench.console import ws as console_ws
+from bench.console.child import run_child
 from bench.console.load import Built, Shape
 
 MEASURE_TIMEOUT_S = 900.0
@@ -114,22 +113,9 @@ def measure(
             for name, b in built.items()
         },
     }
-    plan_path, out_path = bench.tmp / "console-plan.json", bench.tmp / "console-result.json"
-    plan_path.write_text(json.dumps(plan))
-    log = bench.log_path("console-measure")
-    with open(log, "wb") as out:
-        done = subprocess.run(
-            [PYTHON, "-m", "bench.console.measure", str(plan_path), str(out_path)],
-            cwd=bench.src,
-            env=env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            timeout=MEASURE_TIMEOUT_S,
-            check=False,
-        )
-    if done.returncode != 0:
-        raise BenchError(f"bench.console.measure exited {done.returncode}:\n{log_tail(log)}")
-    result: dict[str, object] = json.loads(out_path.read_text())
+    result: dict[str, object] = run_child(
+        bench, "bench.console.measure", "console-measure", plan, env, MEASURE_TIMEOUT_S
+    )
     return result
 
 

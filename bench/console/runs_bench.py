@@ -4,12 +4,11 @@ PostgreSQL when reachable), a database of its own, N runs inserted, the page tim
 
 from __future__ import annotations
 
-import json
-import subprocess
 from dataclasses import dataclass
 
 from bench.common.databases import KIND_NAMES, POSTGRES
-from bench.common.harness import PRODUCTION_ENV, PYTHON, Bench, BenchError, log_tail
+from bench.common.harness import PRODUCTION_ENV, Bench
+from bench.console.child import run_child
 
 MEASURE_TIMEOUT_S = 1_800.0
 
@@ -32,22 +31,10 @@ class RunsTimings:
 def measure(bench: Bench, kind: str, rows: int, repeats: int, warmup: int) -> RunsTimings:
     on = bench.on(kind)
     db = on.database("runs")
-    plan_path, out_path = bench.tmp / f"runs-{kind}-plan.json", bench.tmp / f"runs-{kind}.json"
-    plan_path.write_text(json.dumps({"rows": rows, "repeats": repeats, "warmup": warmup}))
-    log = bench.log_path(f"runs-{kind}")
-    with open(log, "wb") as out:
-        done = subprocess.run(
-            [PYTHON, "-m", "bench.console.runs_measure", str(plan_path), str(out_path)],
-            cwd=bench.src,
-            env={**on.env(db), **PRODUCTION_ENV},
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            timeout=MEASURE_TIMEOUT_S,
-            check=False,
-        )
-    if done.returncode != 0:
-        raise BenchError(f"bench.console.runs_measure exited {done.returncode}:\n{log_tail(log)}")
-    result = json.loads(out_path.read_text())
+    plan = {"rows": rows, "repeats": repeats, "warmup": warmup}
+    env = {**on.env(db), **PRODUCTION_ENV}
+    module = "bench.console.runs_measure"
+    result = run_child(bench, module, f"runs-{kind}", plan, env, MEASURE_TIMEOUT_S)
     if kind == POSTGRES and on.postgres is not None:
         server = f"{on.postgres.version} ({on.postgres.settings})"
     else:
