@@ -7,7 +7,7 @@ from django.urls import include, path
 from django.utils.functional import lazy
 from django.views.generic import RedirectView
 
-from console.actions import api, api_events, api_waits
+from console.actions import api, api_events, api_runs, api_waits
 from console.intake.webhooks import receive_webhook
 from console.prometheus_view import metrics
 from console.views import (
@@ -22,12 +22,14 @@ from console.views import (
     waits,
 )
 from console.views import redis as redis_views
+from console.views.runs import runs_page
 
 # Stream and group names: any name Redis allows, ``/`` included (<name:>, console/params.py).
 
 urlpatterns = [
     path("", dashboard.overview_page, name="overview"),
     path("workers/", dashboard.workers_page, name="workers"),
+    path("runs/", runs_page, name="runs"),
     path("redis/", redis_views.redis_page, name="redis"),
     path("streams/<name:stream>/", streams.stream_page, name="stream"),
     path("streams/<name:stream>/groups/<name:group>/", streams.group_page, name="group"),
@@ -61,7 +63,17 @@ urlpatterns = [
     path("waits/<str:event_hash>/answer/", waits.answer_action, name="wait_answer"),
     path("jobs/<int:job_id>/cancel/", records.cancel_job, name="job_cancel"),
     path("audit/", records.audit_page, name="audit"),
-    path("api/", include([*api.urlpatterns, *api_events.urlpatterns, *api_waits.urlpatterns])),
+    path(
+        "api/",
+        include(
+            [
+                *api.urlpatterns,
+                *api_events.urlpatterns,
+                *api_waits.urlpatterns,
+                *api_runs.urlpatterns,
+            ]
+        ),
+    ),
     path("hooks/<str:source>/", receive_webhook, name="webhook"),
     path("metrics", metrics, name="metrics"),
     path(

@@ -23,7 +23,7 @@ class AgentRun(models.Model):
     """One row per event hash. ``lease`` names the attempt allowed to commit."""
 
     event_hash = models.CharField(max_length=64, unique=True)
-    event_type = models.CharField(max_length=256, db_index=True)
+    event_type = models.CharField(max_length=256)
     event_id = models.CharField(max_length=256, blank=True, default="")
     source = models.CharField(max_length=256, default="unknown")
     subject = models.CharField(max_length=256, blank=True, default="")
@@ -57,8 +57,15 @@ class AgentRun(models.Model):
     version = models.CharField(max_length=64, blank=True, default="", db_default="")
 
     class Meta:
+        # The Runs page (console/reads/runs.py) pages newest first by (created_at, id), alone
+        # or after one equality filter: each has an index in that order, so a page reads a
+        # page of index entries. The id is spelled out: PostgreSQL does not order by it
+        # otherwise (SQLite's rowid already ends every index).
         indexes = [
-            models.Index(fields=["status", "-created_at"], name="agentrun_status_created"),
+            models.Index(fields=["created_at", "id"], name="agentrun_created"),
+            models.Index(fields=["event_type", "created_at", "id"], name="agentrun_type_created"),
+            models.Index(fields=["status", "created_at", "id"], name="agentrun_status_created_id"),
+            models.Index(fields=["subject", "created_at", "id"], name="agentrun_subject_created"),
             # The event page of an entry trimmed from its stream finds its run by entry id.
             models.Index(fields=["stream", "entry_id"], name="agentrun_entry"),
         ]

@@ -160,8 +160,12 @@ def _counters(client: redis.Redis, shape: Shape) -> None:
         "fenced": 1,
         "deleted": 0,
         "reclaimed": shape.pending // 10,
+        "retried": shape.dead * 4,
         "deferred": 3,
         "retries": shape.dead * 4,
+        "cancelled": 2,
+        "waits": 0,
+        "answers": 0,
     }
     assert set(values) == set(stats.COUNTERS), "workers.redis.stats.COUNTERS changed"
     with client.pipeline(transaction=False) as pipe:

@@ -12,20 +12,20 @@ clients to a real daphne. Usage, from the project root::
 from __future__ import annotations
 
 import argparse
-import json
-import subprocess
 import sys
 import time
 from pathlib import Path
 
 import redis
 
-from bench.common.harness import PRODUCTION_ENV, PYTHON, Bench, BenchError, log_tail, open_bench
+from bench.common.harness import PRODUCTION_ENV, Bench, open_bench
 from bench.common.machine import machine
 from bench.common.report import CONSOLE_SUITE
 from bench.console import load as console_load
 from bench.console import report as console_report
+from bench.console import runs_bench
 from bench.console import ws as console_ws
+from bench.console.child import run_child
 from bench.console.load import Built, Shape
 
 MEASURE_TIMEOUT_S = 900.0
@@ -50,17 +50,30 @@ def parse(argv: list[str]) -> argparse.Namespace:
     parser.add_argument(
         "--output", type=Path, help="report path (default docs/benchmarks.md; temp with --quick)"
     )
+    parser.add_argument(
+        "--runs",
+        type=int,
+        help="AgentRun rows for the Runs page (default 1,000,000; 100,000; at least 50,000)",
+    )
     parser.add_argument("--ref", help="benchmark this git ref instead of the working tree")
     parser.add_argument("--keep", action="store_true", help="keep the temp dir (logs, data)")
     args = parser.parse_args(argv)
-    quick = {"repeats": 5, "clients": 20, "seconds": 3.0}
-    full = {"repeats": 50, "clients": 100, "seconds": 10.0}
+    quick = {"repeats": 5, "clients": 20, "seconds": 3.0, "runs": 100_000}
+    full = {"repeats": 50, "clients": 100, "seconds": 10.0, "runs": 1_000_000}
     for name, default in (quick if args.quick else full).items():
         if getattr(args, name) is None:  # an explicit option wins over --quick
             setattr(args, name, default)
     args.output = CONSOLE_SUITE.output(args.output, args.quick)
-    if min(args.repeats, args.clients) < 1 or args.warmup < 0 or args.seconds < 2:
-        parser.error("--repeats and --clients at least 1, --warmup at least 0, --seconds >= 2")
+    if (
+        min(args.repeats, args.clients) < 1
+        or args.runs < 50_000
+        or args.warmup < 0
+        or args.seconds < 2
+    ):
+        parser.error(
+            "--repeats and --clients at least 1, --runs at least 50,000, --warmup at least 0, "
+            "--seconds >= 2"
+        )
     return args
 
 
@@ -100,22 +113,9 @@ def measure(
             for name, b in built.items()
         },
     }
-    plan_path, out_path = bench.tmp / "console-plan.json", bench.tmp / "console-result.json"
-    plan_path.write_text(json.dumps(plan))
-    log = bench.log_path("console-measure")
-    with open(log, "wb") as out:
-        done = subprocess.run(
-            [PYTHON, "-m", "bench.console.measure", str(plan_path), str(out_path)],
-            cwd=bench.src,
-            env=env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            timeout=MEASURE_TIMEOUT_S,
-            check=False,
-        )
-    if done.returncode != 0:
-        raise BenchError(f"bench.console.measure exited {done.returncode}:\n{log_tail(log)}")
-    result: dict[str, object] = json.loads(out_path.read_text())
+    result: dict[str, object] = run_child(
+        bench, "bench.console.measure", "console-measure", plan, env, MEASURE_TIMEOUT_S
+    )
     return result
 
 
@@ -124,7 +124,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parse(argv)
     large = QUICK if args.quick else console_load.LARGE
     began = time.time()
-    with open_bench(keep=args.keep, ref=args.ref) as bench:
+    with open_bench(keep=args.keep, ref=args.ref, postgres=True) as bench:
         info = machine(bench)
         print(f"streamdesk console bench: {info.cpus} CPUs, {info.valkey}", flush=True)
         urls = {
@@ -150,6 +150,11 @@ def main(argv: list[str] | None = None) -> int:
             [1, args.clients],
             args.seconds,
         )
+        print(f"4. runs page at {args.runs:,} runs: {', '.join(bench.kinds)}", flush=True)
+        runs = tuple(
+            runs_bench.measure(bench, kind, args.runs, args.repeats, args.warmup)
+            for kind in bench.kinds
+        )
         info = info.finish()
     results = console_report.ConsoleResults(
         machine=info,
@@ -166,6 +171,8 @@ def main(argv: list[str] | None = None) -> int:
         full_gc_ms=float(result["full_gc_ms"]),  # type: ignore[arg-type]
         fan=fan,
         alone=alone,
+        runs=runs,
+        runs_skipped=bench.postgres_skipped,
     )
     CONSOLE_SUITE.write(
         args.output, console_report.render(results), console_report.summary(results)

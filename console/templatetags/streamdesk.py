@@ -13,6 +13,7 @@ from django.utils.safestring import SafeString
 
 from console.live.overview import worker_processes
 from console.params import moment_of_ms
+from workers.core.storable import exception_line
 from workers.monitor.sample import WorkerInfo
 from workers.operations.actions import Pause, parse_pause
 
@@ -167,8 +168,7 @@ def words(value: str) -> str:
 @register.filter
 def last_line(value: str) -> str:
     """The exception line of a traceback: what an operator reads first."""
-    lines = [line for line in value.strip().splitlines() if line.strip()]
-    return lines[-1].strip() if lines else ""
+    return exception_line(value)
 
 
 @register.filter

@@ -62,6 +62,8 @@ READS = {
     "errors",
     "error_group",
     "redis",
+    "runs",
+    "api_runs",
     "audit",
     "login",
     "admin_login",

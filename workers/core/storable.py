@@ -43,6 +43,12 @@ def storable_message(exc: BaseException) -> str:
     return storable_text(" ".join(str(exc).split()) or type(exc).__name__)
 
 
+def exception_line(text: str) -> str:
+    """The exception line of a ``describe`` text (its last): what an operator reads first."""
+    lines = [line for line in text.strip().splitlines() if line.strip()]
+    return lines[-1].strip() if lines else ""
+
+
 def describe(exc: BaseException, limit: int = 8000) -> str:
     """The exception and its traceback, bounded so a huge error cannot bloat a row, and
     encodable: an error text is written to Redis (a dead letter), logs and pages as it is."""
