@@ -71,4 +71,3 @@ def test_an_answer_during_the_waits_settle_resumes_the_run(
     assert run.result == {"reply": "r"}
     wait_for(lambda: int(r.xpending(STREAM, "agents")["pending"]) == 0, what="all acked")
     assert r.xlen(f"{STREAM}:dead") == 0
-
