@@ -42,7 +42,8 @@
   // A live table's rows (a tbody with data-live-rows) are merged by their data-row id, not
   // swapped: a row still there keeps its cells marked data-keep (the operator's ticked box, a
   // Retry's outcome) and the others are updated only when they changed; new rows come in at
-  // their place, rows gone go. So ticking rows while they update loses nothing.
+  // their place, rows gone go (but one showing an outcome). So ticking rows while they
+  // update loses nothing.
   function mergeRows(body, html) {
     const template = document.createElement("template");
     template.innerHTML = `<table><tbody>${html}</tbody></table>`;
@@ -62,7 +63,9 @@
       if (next !== kept) body.insertBefore(kept, next);
       at = kept;
     }
-    for (const gone of old.values()) gone.remove();
+    // A row gone from the list stays while it shows what the operator's click did to it (a
+    // redriven letter leaves the dead letters, its "Retried as ..." must not).
+    for (const gone of old.values()) if (!gone.querySelector(".row-outcome")) gone.remove();
   }
 
   function updateCells(row, fresh) {

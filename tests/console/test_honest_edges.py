@@ -3,6 +3,7 @@ event, and what the audit page says of refused and no-op actions."""
 
 from __future__ import annotations
 
+import re
 import time
 from datetime import UTC, datetime, timedelta
 
@@ -42,7 +43,7 @@ def test_retry_now_on_a_running_entry_says_where_it_runs(
     ids = pending_entries(r)
     run_now(r, f"worker-7/{ids[0]}")
     body = text(operator_client.post(f"{ACT}retry/", {"ids": ids[:1]}, headers=HTMX))
-    assert "Running now on worker-7: the gate decides, nothing re-run" in body
+    assert "running now on worker-7: the gate decides, nothing re-run" in body
     assert "1 done" not in body
     record = AuditRecord.objects.get()
     assert (record.outcome, record.skipped, record.target) == ("noop", 1, {"ids": ids[:1]})
@@ -109,3 +110,15 @@ def test_audit_page_shows_what_a_refusal_said(r: redis.Redis, operator_client: C
     assert record.detail and record.detail in said.replace("&#x27;", "'")
     body = text(operator_client.get("/audit/")).replace("&#x27;", "'")
     assert record.detail in body
+
+
+@pytest.mark.parametrize(
+    ("asked", "pressed"), [("1h", "1 hour"), ("24h", "24 hours"), ("", "5 min"), ("7y", "5 min")]
+)
+def test_chart_range_in_the_url_is_pressed_at_first_render(
+    r: redis.Redis, viewer_client: Client, asked: str, pressed: str
+) -> None:
+    pending_entries(r)
+    body = text(viewer_client.get(f"/streams/{STREAM}/groups/agents/", {"range": asked}))
+    buttons = re.findall(r'aria-pressed="true">([^<]+)</button>', body)
+    assert buttons == [pressed]

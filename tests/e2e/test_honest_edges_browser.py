@@ -64,7 +64,7 @@ def test_retry_now_on_a_running_entry_says_where_it_runs(
     page.get_by_role("button", name="Retry now").click()
     outcome = page.locator("#outcome")
     expect(outcome).to_contain_text(
-        "Running now on worker-7: the gate decides, nothing re-run", timeout=WAIT_MS
+        "running now on worker-7: the gate decides, nothing re-run", timeout=WAIT_MS
     )
     expect(outcome).to_contain_text("Nothing done")
     expect(outcome).not_to_contain_text("1 done")
@@ -160,6 +160,15 @@ def test_live_dead_letters_keep_ticked_rows_and_outcomes(
     expect(rows).to_have_count(3, timeout=WAIT_MS)
     expect(rows.first).to_have_attribute("data-row", newer)  # newest first
     expect(page.locator(f'input[name="ids"][value="{letters[0]}"]')).to_be_checked()
+    # A row that came in live retries in one click (htmx sends the page's CSRF token), and
+    # keeps its outcome through the next pushes, though the redriven letter left the list.
+    page.get_by_role("button", name=f"Retry {newer}").click()
+    outcome = page.locator(f'#dead tr[data-row="{newer}"] td.row-action')
+    expect(outcome).to_contain_text("Retried as", timeout=WAIT_MS)
+    status = page.locator("#live-status")
+    seen = status.inner_text()
+    expect(status).not_to_have_text(seen, timeout=WAIT_MS)
+    expect(outcome).to_contain_text("Retried as")
     r.xdel(f"{STREAM}:dead", letters[1])  # purged by someone else
     expect(rows).to_have_count(2, timeout=WAIT_MS)
     expect(page.locator(f'input[name="ids"][value="{letters[0]}"]')).to_be_checked()
