@@ -70,9 +70,10 @@ class TableReader:
             close_old_connections()  # a thread of the executor: give back an aged connection
 
     def _variants(self, template: str, context: dict[str, Any], stream: str) -> dict[bool, str]:
-        # No request, so no CSRF token to render: a pushed row's form posts through htmx,
-        # which sends the page's token in its header (base.html's hx-headers).
-        shared = {**context, "stream": stream, "csrf_token": "NOTPROVIDED"}
+        # No request, so no CSRF token to render (the rows' templates leave it out): a pushed
+        # row's form posts through htmx, which sends the page's token in its header
+        # (base.html's hx-headers).
+        shared = {**context, "stream": stream}
         return {
             operate: render_to_string(template, {**shared, "can_operate": operate})
             for operate in (False, True)

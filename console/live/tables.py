@@ -72,7 +72,11 @@ class LiveTables:
         read."""
         names = list(self.sinks)
         for name in names:
-            found = await asyncio.to_thread(read, name)
+            try:
+                found = await asyncio.to_thread(read, name)
+            except Exception as exc:  # one table must never blank the others
+                log.warning("console: live table %r cannot be shown: %s", name[:200], exc)
+                continue
             if found is None:
                 continue
             at_ms, variants = found

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from workers.core.steps import Kind
 
 _BUDGET = re.compile(r"rate budget '([^']+)'")
+_PLAN = re.compile(r"; retry in \d+ ms$")
 _HELD = (Kind.DEFERRED, Kind.FAILED, Kind.BUSY, Kind.CANCEL_REQUESTED)
 
 
@@ -55,8 +56,8 @@ def latest(stream: str, ids: list[str]) -> dict[str, Latest]:
     )
     for entry_id, kind, detail in rows:  # ordered by time: the last one wins
         error = found[entry_id].error if entry_id in found else ""
-        if kind == Kind.FAILED:
-            error = detail.split("\n", 1)[0][:300]
+        if kind == Kind.FAILED:  # "<error>; retry in 2000 ms": the queue shows when itself
+            error = _PLAN.sub("", detail.split("\n", 1)[0])[:300]
         found[entry_id] = Latest(kind, detail, error)
     return found
 

@@ -69,3 +69,16 @@ def test_a_closing_socket_does_not_stop_the_others() -> None:
     tables.watch(tab, frozenset({PENDING}))
     asyncio.run(tables.tick(lambda name: (1, {False: "rows", True: "rows"})))
     assert tab.got == [(PENDING, "rows")]
+
+
+def test_a_table_that_cannot_be_read_does_not_stop_the_others() -> None:
+    tables, tab = LiveTables(), Tab(False)
+    tables.watch(tab, frozenset({PENDING, DEAD}))
+
+    def read(name: str) -> tuple[int, dict[bool, str]]:
+        if name == PENDING:
+            raise RuntimeError("a template error")
+        return 1, {False: "letters", True: "letters"}
+
+    asyncio.run(tables.tick(read))
+    assert tab.got == [(DEAD, "letters")]
