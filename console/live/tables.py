@@ -22,6 +22,8 @@ from console.live import realtime
 log = logging.getLogger("streamdesk.console")
 
 TICK_S = 1.0
+# Distinct tables a process reads a tick, whatever its sockets ask for (a page shows two).
+MAX_TABLES = 100
 # Reads and renders one live table (its name): the server's time and each role's variant,
 # None when it cannot be shown. Called in a thread.
 Read = Callable[[str], tuple[int, dict[bool, str]] | None]
@@ -43,8 +45,9 @@ class LiveTables:
 
     def watch(self, sink: TableSink, names: frozenset[str]) -> None:
         self.forget(sink)
-        for name in names:
-            if realtime.is_table_key(name):
+        for name in sorted(names):
+            # Any signed-in viewer may name any table: a bound on what a tick reads.
+            if realtime.is_table_key(name) and (name in self.sinks or len(self.sinks) < MAX_TABLES):
                 self.sinks.setdefault(name, set()).add(sink)
 
     def forget(self, sink: TableSink) -> None:

@@ -7,7 +7,7 @@ import asyncio
 from collections import Counter
 
 from console.live.realtime import DEAD_TABLE, PENDING_TABLE, table_key
-from console.live.tables import LiveTables
+from console.live.tables import MAX_TABLES, LiveTables
 
 PENDING = table_key(PENDING_TABLE, "s", "g")
 DEAD = table_key(DEAD_TABLE, "s")
@@ -82,3 +82,12 @@ def test_a_table_that_cannot_be_read_does_not_stop_the_others() -> None:
 
     asyncio.run(tables.tick(read))
     assert tab.got == [(DEAD, "letters")]
+
+
+def test_a_process_reads_at_most_max_tables_a_tick() -> None:
+    tables, tab, late = LiveTables(), Tab(False), Tab(False)
+    names = frozenset(table_key(DEAD_TABLE, f"s{n}") for n in range(MAX_TABLES + 5))
+    tables.watch(tab, names)
+    tables.watch(late, frozenset({PENDING, next(iter(tables.sinks))}))
+    assert len(tables.sinks) == MAX_TABLES and PENDING not in tables.sinks
+    assert any(late in sinks for sinks in tables.sinks.values())  # a table already read: shared
