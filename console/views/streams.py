@@ -177,7 +177,12 @@ def group_page(request: HtmxHttpRequest, stream: str, group: str) -> HttpRespons
     max_deliveries = engine_config().max_deliveries
     context = {
         **pending_context(client, where, page, at_ms, claim_idle_ms, paused),
-        **retries_context(client, where, at_ms, claim_idle_ms, max_deliveries),
+        # The retry queue is the whole page's, not the pending list's partial.
+        **(
+            {}
+            if request.htmx
+            else retries_context(client, where, at_ms, claim_idle_ms, max_deliveries)
+        ),
         "row": row,
         "group": group_row,
         "flow_keys": flow_view.key_table(client, keys(), stream, group),
