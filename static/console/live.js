@@ -40,8 +40,9 @@
   }
 
   // A live table's rows (a tbody with data-live-rows) are merged by their data-row id, not
-  // swapped: a row still there keeps its cells marked data-keep (the operator's ticked box, a
-  // Retry's outcome) and the others are updated only when they changed; new rows come in at
+  // swapped: a row still there keeps its cells marked data-keep (the operator's ticked box)
+  // and gets the others only when they changed; a row marked data-row-fixed (a dead letter,
+  // which never changes) is left as it is, a Retry's outcome included; new rows come in at
   // their place, rows gone go (but one showing an outcome). So ticking rows while they
   // update loses nothing.
   function mergeRows(body, html) {
