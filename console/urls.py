@@ -10,7 +10,17 @@ from django.views.generic import RedirectView
 from console.actions import api, api_events, api_waits
 from console.intake.webhooks import receive_webhook
 from console.prometheus_view import metrics
-from console.views import access, actions, dashboard, events, records, streams, timers, waits
+from console.views import (
+    access,
+    actions,
+    dashboard,
+    errors,
+    events,
+    records,
+    streams,
+    timers,
+    waits,
+)
 
 # Stream and group names: any name Redis allows, ``/`` included (<name:>, console/params.py).
 
@@ -37,6 +47,13 @@ urlpatterns = [
     ),
     path("streams/<name:stream>/dead/preview/", records.dead_preview, name="dead_preview"),
     path("jobs/", records.jobs_page, name="jobs"),
+    path("errors/", errors.errors_page, name="errors"),
+    path("errors/<name:stream>/<str:fingerprint>/", errors.error_group_page, name="error_group"),
+    path(
+        "errors/<name:stream>/<str:fingerprint>/act/<str:action>/",
+        errors.error_group_action,
+        name="error_group_action",
+    ),
     path("timers/", timers.timers_page, name="timers"),
     path("waits/", waits.waits_page, name="waits"),
     path("waits/<str:event_hash>/answer/", waits.answer_action, name="wait_answer"),

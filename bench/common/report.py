@@ -106,9 +106,14 @@ WAITS = Section(
     "<!-- waits benchmark: begin (written by bench.waits) -->",
     "<!-- waits benchmark: end -->",
 )
+ERRORS = Section(
+    "<!-- errors benchmark: begin (written by bench.errors; every bench writer keeps it) -->",
+    "<!-- errors benchmark: end -->",
+)
 # Document order.
 BLOCKS = (
     CONSOLE, ACTIONS, OUTBOX, WEBHOOKS, RUNTIME, TRACING, PARTITIONS, IDLE, FLOW, TIMERS, WAITS,
+    ERRORS,
 )  # fmt: skip
 
 

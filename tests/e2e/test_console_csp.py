@@ -35,6 +35,7 @@ CONSOLE_PAGES = [
     "/workers/",
     "/jobs/",
     "/audit/",
+    "/errors/",
     f"/streams/{STREAM}/",
     GROUP_PATH,
     f"/streams/{STREAM}/dead/",

@@ -152,3 +152,22 @@ def test_the_request_is_at_the_server_before_the_next_task_runs(
         return seen
 
     assert run(go()) == ["running"]
+
+
+def test_acquire_reading_reads_hashes_in_the_same_call(r: redis.Redis, redis_url: str) -> None:
+    """The engine reads the waits' match shapes this way (no command of their own): field
+    names per hash, an empty list for a missing key, None for a key that is not a hash."""
+    r.hset("shapes:a", mapping={"data.order": 2, "subject": 1})
+    r.set("shapes:broken", "text")
+
+    async def go(gate: Gate, client: aredis.Redis) -> tuple[list[object], list[object]]:
+        keys = ["shapes:a", "shapes:none", "shapes:broken"]
+        return await gate.acquire_reading([("h1", "a/1")], keys)  # type: ignore[return-value]
+
+    tickets, read = run(with_gate(redis_url, 5000, go))
+    assert [t.outcome for t in tickets] == [Outcome.ACQUIRED]  # type: ignore[attr-defined]
+    assert [sorted(x) if x is not None else None for x in read] == [  # type: ignore[arg-type]
+        ["data.order", "subject"],
+        [],
+        None,
+    ]

@@ -3,6 +3,7 @@ outcomes are stored in the in-memory run store, then planned."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from datetime import UTC, datetime
 
@@ -11,7 +12,7 @@ from pydantic import BaseModel, ConfigDict
 from tests.support.memory_store import MemoryRunStore
 from workers.core.registry import Registry
 from workers.core.retry import RetryPolicy
-from workers.engine.attempts import Attempt
+from workers.engine.attempts import Attempt, answers_looked_up
 from workers.engine.intake import Rejected, to_runnable
 from workers.engine.outcomes import Settled, Stored, sort_outcomes
 from workers.engine.settlement import Timing, plan_rejects, plan_settlement
@@ -48,7 +49,14 @@ def stored(batch: list[Settled], store: RunStore) -> Stored:
     """What the settler's database stage hands its Redis stage."""
     sorted_ = sort_outcomes(batch, POLICY)
     committed = store.commit([s.finish() for s in sorted_.oks])
-    return Stored(sorted_.oks, sorted_.fails, sorted_.decisions, sorted_.deferred, committed)
+    return Stored(
+        sorted_.oks,
+        sorted_.fails,
+        sorted_.decisions,
+        sorted_.deferred,
+        committed,
+        waiting=sorted_.waiting,
+    )
 
 
 def test_plan_success_acks_and_marks_done() -> None:
@@ -181,3 +189,47 @@ def test_plan_rejects_dead_letters_and_acks_duplicates() -> None:
 
 def test_plan_rejects_of_nothing_is_empty() -> None:
     assert plan_rejects([], [], [], TIMING).empty
+
+
+def test_plan_waiting_acks_its_own_entry_not_its_followers() -> None:
+    """A follower may be the run's envelope that an answer brought back while this attempt
+    settled: the settler hands it back to the worker instead (test_waits_settling.py)."""
+    a = attempt("1-0")
+    a.followers.append(delivery("2-0", event_id="1-0"))
+    waiting = Settled(a, ok=False, waits_for="sleeps 1 s")
+    plan = plan_settlement(stored([waiting], MemoryRunStore()), TIMING)
+    assert plan.waiting == plan.released == [a]
+    assert plan.acks == ["1-0"]
+
+
+def test_plan_acks_nothing_whose_answer_lookup_failed() -> None:
+    """Its batch's waits lookup failed: whatever the outcome, the entries stay pending (a
+    redelivery looks again); a success is still marked done, so that it is a hit then."""
+    done, waiting, dead = attempt("1-0"), attempt("2-0"), attempt("3-0", deliveries=3)
+    done.followers.append(delivery("4-0", event_id="1-0"))
+    for a in (done, waiting, dead):
+        a.unanswered = True
+    batch = [
+        Settled(done, ok=True),
+        Settled(waiting, ok=False, waits_for="sleeps 1 s"),
+        Settled(dead, ok=False, error="boom"),
+    ]
+    plan = plan_settlement(stored(batch, MemoryRunStore()), TIMING)
+    assert plan.done == [done] and not plan.duplicates
+    assert plan.acks == [] and plan.dead == []
+    assert set(plan.released) == {waiting, dead}
+
+
+def test_an_attempt_is_settled_only_after_its_batch_answer_lookup() -> None:
+    async def go() -> tuple[bool, bool]:
+        a = attempt("1-0")
+        lookup: asyncio.Future[object] = asyncio.get_running_loop().create_future()
+        a.answering = lookup
+        waiting = asyncio.create_task(answers_looked_up(a))
+        await asyncio.sleep(0.01)
+        still = not waiting.done()
+        lookup.set_exception(ConnectionError("redis went away"))
+        await waiting
+        return still, a.unanswered
+
+    assert asyncio.run(go()) == (True, True)

@@ -146,7 +146,8 @@ class Cancels(UsesPorts):
         c = self.config
         async with self.client.pipeline(transaction=False) as pipe:
             self.gate.queue_cancelled(pipe, [attempt.event_hash])
-            pipe.xack(c.stream, c.group, *attempt.entry_ids)
+            if not attempt.unanswered:  # else its redelivery looks up its answers again
+                pipe.xack(c.stream, c.group, *attempt.entry_ids)
             stats.queue_counts(pipe, self.keys, c.stream, Counter(cancelled=1))
             await pipe.execute()
 

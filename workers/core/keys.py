@@ -196,6 +196,24 @@ class Keys:
         stream's slot: one script checks the turn, trims and records."""
         return f"{_in_slot_of(stream)}:retention"
 
+    def error_groups(self, stream: str) -> str:
+        """The error groups of ``stream``'s dead letters (a hash: fingerprint -> the group's
+        record as JSON; workers/redis/lua/error_groups.lua), written by the script that
+        writes the letter. In the dead stream's slot (braced when it has no hash tag)."""
+        return f"{_in_slot_of(dead_stream(stream))}:errors"
+
+    def error_members(self, stream: str, fingerprint: str) -> str:
+        """One error group's dead-letter ids (the sequence padded to 20 digits), scored by
+        when each was written (ms). The scripts build it as ``error_groups`` + ``:`` +
+        fingerprint."""
+        return f"{self.error_groups(stream)}:{fingerprint}"
+
+    def error_backfilled(self, stream: str) -> str:
+        """The fingerprints of letters written before letters carried one (a hash: dead id
+        -> fingerprint; ``manage.py errors --backfill``), so a redrive or purge takes them
+        out of their group; each field goes with its letter."""
+        return f"{_in_slot_of(dead_stream(stream))}:fingerprints"
+
     @property
     def timers_lease(self) -> str:
         """Held by the one process that runs the fleet's timer (moves due delayed events,

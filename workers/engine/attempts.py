@@ -45,6 +45,11 @@ class Attempt:
     # Its agent's context once ``_run`` made it; an operator's cancel request (workers/cancel/).
     ctx: AgentContext | None = None
     cancel: CancelRequest | None = None
+    # Its batch's lookup of the waits its events answer (workers/waits/), run beside the
+    # agent rather than before it: its entries are acked only once the lookup is done, and
+    # not at all if it failed (``unanswered``: a redelivery looks again).
+    answering: asyncio.Future[Any] | None = None
+    unanswered: bool = False
 
     @property
     def event_hash(self) -> str:
@@ -142,6 +147,18 @@ def exhausted(runnable: Runnable, config: EngineConfig) -> Rejected | None:
     return Rejected(runnable.delivery, "max-deliveries", error, run)
 
 
+async def answers_looked_up(attempt: Attempt) -> None:
+    """Wait for the attempt's batch's answer lookup (done long before, as a rule): only then
+    may its entries be acked. A failed lookup, or a drain's cancel meanwhile, leaves them
+    pending (``unanswered``), so that a redelivery looks again."""
+    if attempt.answering is None:
+        return
+    try:
+        await asyncio.shield(attempt.answering)
+    except BaseException:  # its failure was logged by the admission; a cancel is a drain's
+        attempt.unanswered = True
+
+
 def releasable(attempts: list[Attempt]) -> list[Attempt]:
     """Of the attempts left at the drain timeout, those whose leases may be given back: not
     a sync agent whose thread still runs it. That one keeps its lease (it expires a lease
@@ -167,15 +184,25 @@ def broken_record(gate: Gate, group: HashGroup) -> list[Rejected]:
     return [Rejected(d, "gate-record", error) for d in (group.leader.delivery, *group.followers)]
 
 
-async def gate_groups(
-    gate: Gate, consumer: str, groups: list[HashGroup]
-) -> tuple[list[Attempt], list[Delivery], list[Delivery], list[Rejected]]:
-    """Gate each group's leader; returns attempts to run, duplicates to ack, busy ones, and
-    those whose gate record is broken."""
+@dataclass(slots=True)
+class Gated:
+    """A batch through the gate: attempts to run, duplicates to ack, busy ones, those whose
+    gate record is broken, and the hashes read in the same call (``read``)."""
+
+    attempts: list[Attempt]
+    hits: list[Delivery]
+    busy: list[Delivery]
+    broken: list[Rejected]
+    read: list[list[Any] | None]
+
+
+async def gate_groups(gate: Gate, consumer: str, groups: list[HashGroup], read: list[str]) -> Gated:
+    """Gate each group's leader, reading the field names of the ``read`` hashes in the same
+    call (``Gate.acquire_reading``)."""
     owners = [f"{consumer}/{g.leader.delivery.entry_id}" for g in groups]
     gated_ns = time.time_ns() if tracing.ACTIVE else 0  # one check per batch
-    tickets = await gate.acquire_many(
-        [(g.leader.event.hash, o) for g, o in zip(groups, owners, strict=True)]
+    tickets, fields = await gate.acquire_reading(
+        [(g.leader.event.hash, o) for g, o in zip(groups, owners, strict=True)], read
     )
     now, mono = datetime.now(UTC), time.monotonic()
     attempts: list[Attempt] = []
@@ -203,4 +230,4 @@ async def gate_groups(
             if attempt.takeover:
                 log.info("lease taken over", extra=attempt.log_fields(token=ticket.token))
             attempts.append(attempt)
-    return attempts, hits, busy, broken
+    return Gated(attempts, hits, busy, broken, fields)

@@ -99,11 +99,15 @@ def plan_settlement(stored: Stored, timing: Timing) -> Plan:
         else:
             plan.fenced.append(attempt)
     if plan.done:
-        plan.duplicates = [(a, d) for a in plan.done for d in a.followers]
-        plan.acks = [a.delivery.entry_id for a in plan.done]
+        # Not acked while the waits they answer are unknown: redelivered, they are hits then.
+        acked = [a for a in plan.done if not a.unanswered]
+        plan.duplicates = [(a, d) for a in acked for d in a.followers]
+        plan.acks = [a.delivery.entry_id for a in acked]
         plan.acks += [d.entry_id for _, d in plan.duplicates]
     for s, decision in zip(stored.fails, stored.decisions, strict=True):
         plan.released.append(s.attempt)
+        if decision.verdict is Verdict.DEAD and s.attempt.unanswered:
+            continue  # left pending: its redelivery, out of deliveries, dead-letters it
         if decision.verdict is Verdict.DEAD:
             plan.dead.append(Dead(s, decision.reason))
             continue
@@ -127,7 +131,8 @@ def plan_settlement(stored: Stored, timing: Timing) -> Plan:
         # wait for good; the settler hands followers back to the worker once this is done.
         plan.released.append(s.attempt)
         plan.waiting.append(s.attempt)
-        plan.acks.append(s.attempt.delivery.entry_id)
+        if not s.attempt.unanswered:
+            plan.acks.append(s.attempt.delivery.entry_id)
     counts = plan.counts
     counts["processed"] = len(plan.done)
     counts["idempotency_hits"] = len(plan.duplicates)

@@ -23,7 +23,7 @@ from workers.cancel import Cancels
 from workers.core.config import EngineConfig
 from workers.core.registry import Registry
 from workers.engine.admission import AdmitsBatches
-from workers.engine.attempts import Attempt
+from workers.engine.attempts import Attempt, answers_looked_up
 from workers.engine.defer import Deferrals
 from workers.engine.housekeeping import Housekeeper, Status
 from workers.engine.invoke import cancelled, context_for, failed, invoke
@@ -40,7 +40,7 @@ from workers.flow import Flow
 from workers.gate import Gate
 from workers.redis import bus
 from workers.redis.bus import Delivery
-from workers.redis.connection import UNREACHABLE, own_connection
+from workers.redis.connection import UNREACHABLE, is_cluster, own_connection
 from workers.redis.listener import Listener
 from workers.runtime.context import Services
 from workers.runtime.llm.config import LLMConfig
@@ -102,7 +102,7 @@ class Worker(AdmitsBatches):
         # Agent slots: this worker's own, or its process's, shared by its partitions' loops.
         self.slots = slots or Slots(config.concurrency)
         self.slots.watch(self.slot_freed)
-        self.admitting: set[asyncio.Task[None]] = set()
+        self.admitting: set[asyncio.Task[Any]] = set()
         self.processed = 0
         self.started_ms = int(time.time() * 1000)
         # One thread owns the database connection; agents' sync code gets its own pool.
@@ -112,6 +112,7 @@ class Worker(AdmitsBatches):
         self._agents = ThreadPoolExecutor(config.concurrency, thread_name_prefix="streamdesk-agent")
         # Runs that wait, and the events that answer them (workers/waits/: the one seam).
         self.waits = Waits(client, c.keys, c.stream, c.group, own_connection(client))
+        self.on_cluster = is_cluster(client)
         self.services = Services(
             WorkerSteps(self.db, store),
             Limiter(client, budgets or {}, config.prefix),
@@ -272,9 +273,7 @@ class Worker(AdmitsBatches):
                 await self.admit(deliveries)
             # Left pending while stopping: this consumer's restart or a reclaim takes them.
 
-        task = asyncio.create_task(again(), name="readmit")
-        self.admitting.add(task)
-        task.add_done_callback(self.admitting.discard)
+        self._follow(again())
 
     async def while_paused(self) -> bool:
         """Paused: no reads, no reclaims; what is held finishes and settles meanwhile. A
@@ -330,6 +329,7 @@ class Worker(AdmitsBatches):
             self.slots.give_back()
         outcome.usage, outcome.spent = ctx.usage, ctx.spent
         outcome.duration_ms = (time.monotonic() - attempt.started_mono) * 1000
+        await answers_looked_up(attempt)
         if attempt.cancel is not None:  # an operator's: ends cancelled, whatever it returned
             self.cancels.settle(outcome)
         else:

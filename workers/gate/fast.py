@@ -75,13 +75,24 @@ class Gate:
 
     async def acquire_many(self, requests: list[tuple[str, str]]) -> list[Ticket]:
         """Try ``(event_hash, owner)`` pairs in one round trip and one script call."""
+        tickets, _ = await self.acquire_reading(requests, [])
+        return tickets
+
+    async def acquire_reading(
+        self, requests: list[tuple[str, str]], hashes: list[str]
+    ) -> tuple[list[Ticket], list[list[Any] | None]]:
+        """``acquire_many``, reading the field names of ``hashes`` in the same call (None for
+        a key that is not a hash). Every key must be in one slot on a cluster."""
         if not requests:
-            return []
-        keys = [self._head + event_hash for event_hash, _ in requests]
+            return [], []
+        keys = [self._head + event_hash for event_hash, _ in requests] + hashes
         args: list[Any] = [self.lease_ms, self.done_ttl_s * 1000]
         args += [owner for _, owner in requests]
         flat: list[Any] = await self._acquire(keys=keys, args=args, client=self._intake)
-        return [Ticket(OUTCOMES[o], int(t)) for o, t in zip(flat[::2], flat[1::2], strict=True)]
+        n = 2 * len(requests)
+        pairs = zip(flat[:n:2], flat[1:n:2], strict=True)
+        read = [r if isinstance(r, list) else None for r in flat[n:]]
+        return [Ticket(OUTCOMES[o], int(t)) for o, t in pairs], read
 
     def record(self, event_hash: str) -> str:
         """The key of ``event_hash``'s gate record."""

@@ -16,13 +16,15 @@ names the job.
 Every action takes the Redis client and the key names (``client``, ``keys``) from its caller:
 nothing here reads process-wide settings (the console and the CLI pass
 ``workers.from_settings.action_args()``). The actions live by family: ``pending.py``,
-``dead_letters.py``, ``rerun.py`` (results), ``cancel.py``, ``answer.py`` (waiting runs)
-and ``groups.py``; this module is their one door.
+``dead_letters.py``, ``error_groups.py`` (a whole error group, as a job), ``rerun.py``
+(results), ``cancel.py``, ``answer.py`` (waiting runs) and ``groups.py``; this module is
+their one door.
 """
 
 from workers.operations.answer import answer
 from workers.operations.cancel import cancel, cancel_entries
 from workers.operations.dead_letters import purge, redrive
+from workers.operations.error_groups import purge_group, retry_group
 from workers.operations.groups import pause, resume
 from workers.operations.pending import claim, claim_all, dead_letter, remove_consumer, retry_now
 from workers.operations.preview import Preview, preview_redrive
@@ -45,8 +47,10 @@ __all__ = [
     "pause",
     "preview_redrive",
     "purge",
+    "purge_group",
     "redrive",
     "remove_consumer",
     "resume",
+    "retry_group",
     "retry_now",
 ]

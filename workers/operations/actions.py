@@ -32,6 +32,7 @@ from workers.operations.redrive import (
     scan_dead,
     split_ids,
 )
+from workers.redis.error_groups import group_latest
 
 __all__ = [
     "DEAD_LETTER_HOLD_MS",
@@ -224,6 +225,8 @@ def dead_letter(
                 done.append(entry_id)
             else:
                 why[str(status)] += 1
+    # The gate's script wrote them: they join their error group here (by their reason).
+    group_latest(client, keys, stream, len(done))
     return ActionResult(done, not_done(ids, done), detail=describe_skips(why))
 
 

@@ -17,6 +17,7 @@ from workers.core.keys import Keys
 from workers.models import BulkJob
 from workers.operations import actions, inputs
 from workers.operations.actions import ActionResult, DeadFilter
+from workers.redis.error_groups import drop_gone
 from workers.store.audit import Action
 from workers.store.runs import close_dead_lettered_by_hand
 
@@ -80,7 +81,14 @@ class Work:
                 close_dead_lettered_by_hand(c, job.stream, result.done, detail, job.created_by)
                 return result
             case Action.REDRIVE:
-                return actions.redrive(c, job.stream, ids, job.created_by)
+                return self._group(actions.redrive(c, job.stream, ids, job.created_by))
             case Action.PURGE:
-                return actions.purge(c, job.stream, ids)
+                return self._group(actions.purge(c, job.stream, ids))
         raise InvalidAction("action", f"{job.action!r} cannot run as a bulk job")
+
+    def _group(self, result: ActionResult) -> ActionResult:
+        """An error group's job: its letters found gone leave the group too."""
+        if "fingerprint" in self.params:
+            fp = self.params["fingerprint"]
+            drop_gone(self.client, self.keys, self.job.stream, fp, result.skipped)
+        return result

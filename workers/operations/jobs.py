@@ -119,8 +119,9 @@ def _normalised(params: dict[str, Any]) -> dict[str, Any]:
 
 
 def _target(params: dict[str, Any]) -> dict[str, Any]:
-    if "ids" in params:
-        return ids_target(params["ids"])
+    if "ids" in params:  # an error group's job names its fingerprint too
+        named = {k: params[k] for k in ("fingerprint",) if k in params}
+        return {**named, **ids_target(params["ids"])}
     if "filter" in params:
         return {"filter": params["filter"]}
     return {"consumer": params.get("from_consumer", ""), "to": params.get("consumer", "")}

@@ -15,8 +15,9 @@ from typing import Any, cast
 
 import redis
 
-from workers.core.keys import EVENT_FIELD, dead_stream
+from workers.core.keys import EVENT_FIELD, Keys, dead_stream
 from workers.core.lua import lua_script
+from workers.redis.deadletter import ERROR_GROUPS
 
 # Ids per Lua call or pipeline: large enough to be cheap, small enough that one call never
 # holds the server for more than a few milliseconds.
@@ -55,9 +56,16 @@ def entry_ms(entry_id: str) -> int:
     return int(entry_id.split("-", 1)[0])
 
 
-REDRIVE = lua_script(__package__, "redrive")
+# Both take each letter out of its error group as it goes (workers/redis/lua/error_groups.lua).
+REDRIVE = ERROR_GROUPS + lua_script(__package__, "redrive")
 
-PURGE = lua_script(__package__, "purge")
+PURGE = ERROR_GROUPS + lua_script(__package__, "purge")
+
+
+def _group_keys(stream: str) -> list[str]:
+    """The error groups' keys, named after the stream alone (no prefix), as the dead stream."""
+    keys = Keys()
+    return [keys.error_groups(stream), keys.error_backfilled(stream)]
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,7 +131,9 @@ def redrive(
     done: list[str] = []
     new_ids: list[str] = []
     for chunk in chunks(valid):
-        replies = script(keys=[stream, dead_stream(stream)], args=[by, *chunk])
+        replies = script(
+            keys=[stream, dead_stream(stream), *_group_keys(stream)], args=[by, *chunk]
+        )
         for dead_id, new_id in zip(chunk, replies, strict=True):
             if new_id:
                 done.append(dead_id)
@@ -169,7 +179,7 @@ def purge(client: redis.Redis, stream: str, dead_ids: list[str]) -> ActionResult
     script = client.register_script(PURGE)
     done: list[str] = []
     for chunk in chunks(valid):
-        flags = script(keys=[dead_stream(stream)], args=chunk)
+        flags = script(keys=[dead_stream(stream), *_group_keys(stream)], args=chunk)
         done += [dead_id for dead_id, deleted in zip(chunk, flags, strict=True) if deleted]
     return ActionResult(done, not_done(dead_ids, done))
 

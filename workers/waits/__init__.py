@@ -19,10 +19,11 @@ from __future__ import annotations
 
 from workers.core.matching import check_match, digest, event_digests, shape_of
 from workers.core.waiting import WaitFor, WaitState
-from workers.waits.store import KEEP_MS, Arrival, Waits, answer_of
+from workers.waits.store import KEEP_MS, Answered, Arrival, Waits, answer_of
 
 __all__ = [
     "KEEP_MS",
+    "Answered",
     "Arrival",
     "WaitFor",
     "WaitState",

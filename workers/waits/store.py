@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, cast
 
 from redis.asyncio import Redis
+from redis.exceptions import ResponseError
 
 from workers.core.events import Envelope, canonical_json
 from workers.core.keys import Keys
@@ -103,17 +104,40 @@ class Waits:
         if self._intake is not self.client:
             await self._intake.aclose()
 
+    def shape_keys(self, types: Sequence[str]) -> list[str]:
+        """The keys of these event types' match shapes, for a caller that reads them in a
+        call it makes anyway (the gate's): ``answer_batch(..., read=)`` then sends no HKEYS."""
+        return [self.keys.wait_shapes(self.stream, t) for t in types]
+
+    @staticmethod
+    def nothing_to_answer(read: Sequence[list[Any] | None], unclaimed: Sequence[str]) -> bool:
+        """The shapes read (``shape_keys``) say that no event of the batch can answer a wait,
+        and no type is left to tell apart: the lookup is over without a command."""
+        return not unclaimed and all(r == [] for r in read)
+
     async def answer_batch(
-        self, arrivals: Sequence[Arrival], unclaimed: Sequence[str] = ()
+        self,
+        arrivals: Sequence[Arrival],
+        unclaimed: Sequence[str] = (),
+        read: Sequence[list[Any] | None] | None = None,
     ) -> Answered:
         """Resume the runs these events answer. One HKEYS per type in the batch (pipelined,
         with the check of which ``unclaimed`` types, those no agent takes, are awaited
-        ones), then one script call per event that could answer."""
+        ones), unless ``read`` holds their replies already (``shape_keys``, in sorted type
+        order); then one script call per event that could answer."""
         types = sorted({envelope.type for envelope, _, _ in arrivals})
         if not types:
             return Answered()
         odd = sorted(set(unclaimed))
-        if len(types) == 1 and not odd:
+        if read is not None:
+            if any(r is None for r in read):
+                # As the HKEYS it stands for would have: the batch's lookup fails.
+                raise ResponseError("WRONGTYPE: a wait-shapes key is not a hash")
+            replies: list[Any] = list(read)
+            if odd:
+                asked = self._intake.smismember(self.keys.awaited_types(self.stream), odd)
+                replies.append(await cast(Awaitable[list[Any]], asked))
+        elif len(types) == 1 and not odd:
             # The common batch: one type, every event taken by an agent. One command; a
             # pipeline's setup cost more CPU than the command itself.
             key = self.keys.wait_shapes(self.stream, types[0])
