@@ -12,7 +12,9 @@ from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
 
+from console import table_rows
 from console.live import realtime, ticker
+from console.live.tables import tables
 from console.roles import can_operate, can_view
 
 MAX_SUBSCRIPTIONS = 100
@@ -51,8 +53,10 @@ class DashboardConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]
         await self.channel_layer.group_add(realtime.DASHBOARD_GROUP, self.channel_name)
         await self.accept()
         ticker.ensure_running()
+        tables.ensure_running(table_rows.reader().read)
 
     async def disconnect(self, code: int) -> None:
+        tables.forget(self)
         await self.channel_layer.group_discard(realtime.DASHBOARD_GROUP, self.channel_name)
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
@@ -65,6 +69,17 @@ class DashboardConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]
             # Public names only: a viewer who names an operator variant gets nothing for it.
             public = (str(n) for n in names[:MAX_SUBSCRIPTIONS])
             self.subscriptions = frozenset(n for n in public if not realtime.is_operator_variant(n))
+            # Live tables are read by this process for the sockets showing them.
+            tables.watch(self, self.subscriptions)
+
+    async def table_tick(self, name: str, variants: dict[bool, str], at_ms: int) -> None:
+        """One live table (``console/live/tables.py``), in the variant the role allows."""
+        payload: realtime.TickPayload = {
+            "at_ms": at_ms,
+            "fragments": {name: variants[self.operate]},
+            "series": {},
+        }
+        await self.send(text_data=json.dumps(payload))
 
     def _variant(self, fragments: dict[str, str], name: str) -> str:
         if self.operate:

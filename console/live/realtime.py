@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Literal, TypedDict
 
 # Every console socket joins this channel-layer group; the sampler broadcasts to it.
@@ -104,3 +105,36 @@ def operator_variant(key: str) -> str:
 def is_operator_variant(name: str) -> bool:
     """Never a subscription name: a socket gets a variant only through its role."""
     return name.endswith(OPERATOR_SUFFIX)
+
+
+# Live tables (console/live/tables.py): rows read per table shown, not from the sample.
+TABLE_PREFIX = "table:"
+PENDING_TABLE = "pending"
+RETRIES_TABLE = "retries"
+DEAD_TABLE = "dead"
+TABLE_KINDS = (PENDING_TABLE, RETRIES_TABLE, DEAD_TABLE)
+MAX_NAME = 4096
+
+
+def table_key(kind: str, stream: str, group: str = "") -> str:
+    """A live table's name: its kind, then its stream and group as JSON (names may hold
+    any character, ``:`` included, and must come back whole)."""
+    return f"{TABLE_PREFIX}{kind}:{json.dumps([stream, group], ensure_ascii=False)}"
+
+
+def is_table_key(name: str) -> bool:
+    return name.startswith(TABLE_PREFIX)
+
+
+def parse_table_key(name: str) -> tuple[str, str, str]:
+    """(kind, stream, group) of a ``table_key``; ValueError for any other name."""
+    kind, _, where = name.removeprefix(TABLE_PREFIX).partition(":")
+    try:
+        parsed = json.loads(where) if kind in TABLE_KINDS and len(where) < MAX_NAME else None
+    except RecursionError as exc:  # a browser may send anything
+        raise ValueError("not a live table") from exc
+    if not (
+        isinstance(parsed, list) and len(parsed) == 2 and all(isinstance(p, str) for p in parsed)
+    ):
+        raise ValueError(f"not a live table: {name[:80]!r}")
+    return kind, parsed[0], parsed[1]

@@ -12,6 +12,7 @@ import contextlib
 
 from console.live.background import ensure_job_runner
 from console.live.sampler import Sampler
+from console.live.tables import tables
 from console.runtime import keys, redis_client
 from workers.from_settings import engine_config, rate_budgets
 from workers.retention import Retention
@@ -44,3 +45,4 @@ async def stop() -> None:
         task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await task
+    await tables.stop()  # the live tables' loop, started beside it (console/consumers.py)

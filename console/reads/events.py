@@ -4,6 +4,7 @@ durable steps its agent stored."""
 from __future__ import annotations
 
 import json
+import time
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -12,13 +13,20 @@ import redis
 
 from console.params import datable_id
 from console.reads import browse
-from workers.core.keys import EVENT_FIELD
+from workers.core.keys import EVENT_FIELD, Keys
+from workers.core.steps import Kind
 from workers.core.storable import encodable
 from workers.core.tracing import trace_id_of
+from workers.gate import live_lease
 from workers.models import AgentRun, StepResult
 from workers.store.durable_steps import steps_of
 from workers.store.timeline_rows import Step, published_step, steps_for
 
+# Steps that start or end an attempt: the last of them says whether one is under way.
+ATTEMPT_KINDS = frozenset(
+    {Kind.RAN, Kind.FAILED, Kind.FENCED, Kind.RELEASED, Kind.COMMITTED, Kind.DEFERRED}
+    | {Kind.WAITING, Kind.CANCELLED, Kind.DEAD_LETTERED}
+)
 # Larger envelopes are cut for display; "show all" renders the whole text on request.
 PREVIEW_CHARS = 20_000
 # An agent looping over thousands of steps must not make its event page unreadable or slow.
@@ -62,6 +70,39 @@ class EventView:
     durable: DurableSteps
     # From the envelope's ``traceparent`` (the producer's span); None without one.
     trace_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RunningNow:
+    """An agent holds the event's gate lease now: where, and since when if recorded."""
+
+    consumer: str
+    # How long it has run, from its attempt's ``ran`` step on the timeline (None: its start
+    # is not recorded yet: it began under a second ago, or the timeline is off).
+    for_ms: int | None
+    lease_left_ms: int
+
+
+def running_now(client: redis.Redis, keys: Keys, view: EventView) -> RunningNow | None:
+    """The event's live agent lease, if any (one round trip): the "running on <consumer>
+    for 58 s" of the event page."""
+    lease = live_lease(client, keys, view.event_hash, view.stream) if view.event_hash else None
+    if lease is None:
+        return None
+    since_ms = _started_ms(view.steps, lease.consumer)
+    now_ms = int(time.time() * 1000)
+    for_ms = max(now_ms - since_ms, 0) if since_ms is not None else None
+    return RunningNow(lease.consumer, for_ms, lease.left_ms)
+
+
+def _started_ms(steps: list[Step], consumer: str) -> int | None:
+    """When the running attempt began: its ``ran`` step, if that is the event's last step
+    of an attempt (an earlier attempt's would be followed by how it ended)."""
+    attempts = [s for s in steps if s.kind in ATTEMPT_KINDS]
+    last = attempts[-1] if attempts else None
+    if last is None or last.kind != Kind.RAN or last.consumer != consumer:
+        return None
+    return int(last.at.timestamp() * 1000)
 
 
 def pretty_json(raw: str) -> str:

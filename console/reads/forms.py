@@ -33,3 +33,7 @@ class PendingForm(forms.Form):
 
     def cursor(self) -> str | None:
         return (self.cleaned_data.get("after") or "").strip() or None
+
+    def narrowed(self) -> bool:
+        """A filter or a later page: not the default view the live table shows."""
+        return self.cursor() is not None or self.pending_filter() != PendingFilter()

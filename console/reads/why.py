@@ -9,10 +9,12 @@ index) reads them; the wait's *time* still comes from Redis (``waits``), this on
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from workers.core.steps import Kind
 
 _BUDGET = re.compile(r"rate budget '([^']+)'")
+_PLAN = re.compile(r"; retry in \d+ ms$")
 _HELD = (Kind.DEFERRED, Kind.FAILED, Kind.BUSY, Kind.CANCEL_REQUESTED)
 
 
@@ -31,22 +33,39 @@ def reason(kind: str, detail: str) -> str:
     return ""
 
 
-def reasons(stream: str, ids: list[str]) -> dict[str, str]:
-    """Entry id -> why it waits, for the ids whose latest step holds them back."""
+@dataclass(frozen=True, slots=True)
+class Latest:
+    """An entry's latest timeline step, and its latest failure's first line ("" if none)."""
+
+    kind: str
+    detail: str
+    error: str
+
+
+def latest(stream: str, ids: list[str]) -> dict[str, Latest]:
+    """Entry id -> its latest step and failure, in one indexed query."""
     from workers.models import TimelineStep
 
     if not ids:
         return {}
-    latest: dict[str, tuple[str, str]] = {}
+    found: dict[str, Latest] = {}
     rows = (
         TimelineStep.objects.filter(stream=stream, entry_id__in=ids)
         .order_by("entry_id", "at", "id")
         .values_list("entry_id", "kind", "detail")
     )
-    for entry_id, kind, detail in rows:
-        latest[entry_id] = (kind, detail)  # ordered by time: the last one wins
+    for entry_id, kind, detail in rows:  # ordered by time: the last one wins
+        error = found[entry_id].error if entry_id in found else ""
+        if kind == Kind.FAILED:  # "<error>; retry in 2000 ms": the queue shows when itself
+            error = _PLAN.sub("", detail.split("\n", 1)[0])[:300]
+        found[entry_id] = Latest(kind, detail, error)
+    return found
+
+
+def reasons(stream: str, ids: list[str]) -> dict[str, str]:
+    """Entry id -> why it waits, for the ids whose latest step holds them back."""
     out = {}
-    for entry_id, (kind, detail) in latest.items():
-        if kind in _HELD and (why := reason(kind, detail)):
+    for entry_id, step in latest(stream, ids).items():
+        if step.kind in _HELD and (why := reason(step.kind, step.detail)):
             out[entry_id] = why
     return out

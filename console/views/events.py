@@ -15,7 +15,7 @@ from console.params import ENTRY_ID_HELP
 from console.reads import browse, events
 from console.reads.events import EventView
 from console.roles import can_operate
-from console.runtime import redis_client
+from console.runtime import keys, redis_client
 from console.views.access import viewer_required
 from console.views.streams import unreadable
 
@@ -69,6 +69,7 @@ def _page(request: HttpRequest, view: EventView) -> HttpResponse:
     )
     context: dict[str, Any] = {
         "event": view,
+        "running": events.running_now(redis_client(), keys(), view),
         "dead": dead,
         "live": [],
         "trace_url": trace_url(view.trace_id),

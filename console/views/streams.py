@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from typing import Any
 from urllib.parse import urlencode
 
 import redis
@@ -11,9 +12,12 @@ from django.shortcuts import render
 from console.live import health, realtime
 from console.live.overview import GroupRow, Overview, StreamRow
 from console.live.partitioned import partitioned
+from console.live.realtime import DEAD_TABLE, PENDING_TABLE, RETRIES_TABLE
 from console.reads import browse, why
 from console.reads.entry_states import Group
 from console.reads.forms import BrowseForm, PendingForm
+from console.reads.retry_queue import LIMIT as RETRY_LIMIT
+from console.reads.retry_queue import retry_queue
 from console.runtime import keys, redis_client
 from console.views.access import HtmxHttpRequest, viewer_required
 from console.views.dashboard import current_overview, page_series
@@ -108,6 +112,46 @@ def _filter_query(form: PendingForm) -> str:
     return urlencode({k: v for k, v in keep.items() if v not in (None, "")})
 
 
+def pending_context(
+    client: redis.Redis,
+    where: tuple[str, str],
+    page: browse.PendingPage,
+    at_ms: int,
+    claim_idle_ms: int,
+    paused: bool,
+) -> dict[str, Any]:
+    """What the pending rows show beside each entry: its state (waiting, idle, stuck...),
+    its place in its key's queue and why it is held back. The page and its live table
+    (``console/table_rows.py``) share it."""
+    stream, group = where
+    ids = [p.id for p in page.rows]
+    return {
+        "page": page,
+        "at_ms": at_ms,
+        "states": {
+            p.id: health.pending_state(p.idle_ms, p.due_ms, at_ms, claim_idle_ms, paused=paused)
+            for p in page.rows
+        },
+        # Keyed entries (workers/flow): where each stands in its key's queue.
+        "positions": flow_view.positions(client, keys(), stream, group, ids),
+        "whys": why.reasons(stream, ids),  # what holds a waiting entry back
+    }
+
+
+def retries_context(
+    client: redis.Redis, where: tuple[str, str], at_ms: int, claim_idle_ms: int, max_deliveries: int
+) -> dict[str, Any]:
+    """The retry queue's rows: entries still held back by the engine (an operator's Retry now
+    or claim ends that, and the entry is shown by its idle time again)."""
+
+    def held(idle_ms: int, due_ms: int) -> bool:
+        return health.pending_state(idle_ms, due_ms, at_ms, claim_idle_ms).kind == "waiting"
+
+    stream, group = where
+    rows = retry_queue(client, keys(), stream, group, at_ms, held, max_deliveries)
+    return {"retries": rows, "at_ms": at_ms}
+
+
 @viewer_required
 def group_page(request: HtmxHttpRequest, stream: str, group: str) -> HttpResponse:
     form = PendingForm(request.GET)
@@ -128,22 +172,26 @@ def group_page(request: HtmxHttpRequest, stream: str, group: str) -> HttpRespons
         return unreadable(request, stream, exc)
     claim_idle_ms = engine_config().claim_idle_ms
     paused = group_row.info.paused_by is not None  # nothing reclaims: "paused", not "stuck"
-    client, ids = redis_client(), [p.id for p in page.rows]
+    client = redis_client()
+    where = (stream, group)
+    max_deliveries = engine_config().max_deliveries
     context = {
+        **pending_context(client, where, page, at_ms, claim_idle_ms, paused),
+        # The retry queue is the whole page's, not the pending list's partial.
+        **(
+            {}
+            if request.htmx
+            else retries_context(client, where, at_ms, claim_idle_ms, max_deliveries)
+        ),
         "row": row,
         "group": group_row,
-        "at_ms": at_ms,
-        "page": page,
-        "states": {
-            p.id: health.pending_state(p.idle_ms, p.due_ms, at_ms, claim_idle_ms, paused=paused)
-            for p in page.rows
-        },
-        # Keyed entries (workers/flow): where each stands in its key's queue, and the keys.
-        "positions": flow_view.positions(client, keys(), stream, group, ids),
         "flow_keys": flow_view.key_table(client, keys(), stream, group),
-        "whys": why.reasons(stream, ids),  # what holds a waiting entry back
         "form": form,
         "live": [realtime.group_key(stream, group)],
+        # The default view (first page, no filter) updates live; a filtered one stays put.
+        "live_rows": "" if form.narrowed() else realtime.table_key(PENDING_TABLE, *where),
+        "retry_live": realtime.table_key(RETRIES_TABLE, *where),
+        "retry_limit": RETRY_LIMIT,
         "chart_series": (
             None
             if request.htmx
@@ -168,6 +216,9 @@ def dead_letters_page(request: HtmxHttpRequest, stream: str) -> HttpResponse:
     first_and_empty = not page.rows and form.cursor() is None
     if first_and_empty and (totals := _partitioned_page(request, stream)):
         return totals
-    context = {"stream": stream, "page": page, "form": form, "live": []}
+    # The newest page updates live (new letters on top); an older page stays put.
+    live_rows = "" if form.cursor() else realtime.table_key(DEAD_TABLE, stream)
+    live = [live_rows] if live_rows else []  # the header says "live" while it is
+    context = {"stream": stream, "page": page, "form": form, "live": live, "live_rows": live_rows}
     template = "console/_dead_letters.html" if request.htmx else "console/dead_letters.html"
     return render(request, template, context)

@@ -13,11 +13,12 @@
   // Blue, green, red first: added, processed, failed.
   const COLOURS = ["#1f5fbf", "#1a7f45", "#c4261d", "#8e44ad", "#d9822b", "#138d90"];
   const RANGE_KEY = "streamdesk-range";
+  const DEFAULT_RANGE = "5m";
   const REFETCH_MIN_MS = 10000;
   const TIME_STEPS_S = [1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200, 86400];
 
   const charts = new Map(); // key -> { data: ChartData, plot: uPlot | null }
-  let range = "5m";
+  let range = DEFAULT_RANGE;
   let nowS = 0; // the server's time of the newest sample: the charts' right edge
   let connections = 0;
   let refetchedAt = 0;
@@ -208,12 +209,43 @@
     attach();
   }
 
+  // The range is kept in the URL (?range=1h; none for the default), so a reload, a shared
+  // link and the back button show the same range; localStorage remembers it across pages.
+  function withRange(url) {
+    if (range === DEFAULT_RANGE) url.searchParams.delete("range");
+    else url.searchParams.set("range", range);
+    return url;
+  }
+
+  function keepInUrl() {
+    const url = withRange(new URL(location.href));
+    if (url.href !== location.href) history.replaceState(history.state, "", url);
+  }
+
+  // Pages with these charts: the overview, a stream's and a group's (not its entries or
+  // dead letters, which have none).
+  function chartPage(url) {
+    if (url.origin !== location.origin) return false;
+    return url.pathname === "/" || /^\/streams\/[^/]+\/(groups\/[^/]+\/)?$/.test(url.pathname);
+  }
+
   document.addEventListener("click", (event) => {
     const button = event.target.closest("[data-range]");
-    if (!button) return;
-    select(button.dataset.range);
-    try { localStorage.setItem(RANGE_KEY, range); } catch (e) { /* private mode */ }
-  });
+    if (button) {
+      select(button.dataset.range);
+      try { localStorage.setItem(RANGE_KEY, range); } catch (e) { /* private mode */ }
+      keepInUrl();
+      return;
+    }
+    // A link to another page with charts carries the range along.
+    const link = event.target.closest("a[href]");
+    if (!link || link.hasAttribute("hx-get")) return;
+    const url = new URL(link.href, location.href);
+    if (chartPage(url) && url.pathname !== location.pathname) link.href = withRange(url).href;
+  }, true);
+
+  // htmx's pushed URLs (a filter, a pager) are built from their own query: add it back.
+  document.addEventListener("htmx:pushedIntoHistory", keepInUrl);
 
   document.addEventListener("streamdesk:tick", (event) => {
     const payload = event.detail;
@@ -239,7 +271,12 @@
     }, 100);
   });
 
-  try { range = WINDOW_S[localStorage.getItem(RANGE_KEY)] ? localStorage.getItem(RANGE_KEY) : "5m"; } catch (e) { /* private mode */ }
+  // The URL's range first (a reload, a shared link), else the one last chosen here.
+  let stored = null;
+  try { stored = localStorage.getItem(RANGE_KEY); } catch (e) { /* private mode */ }
+  const asked = new URLSearchParams(location.search).get("range");
+  range = WINDOW_S[asked] ? asked : WINDOW_S[stored] ? stored : DEFAULT_RANGE;
   load(JSON.parse(source.textContent));
   select(range);
+  keepInUrl();
 })();

@@ -87,7 +87,9 @@ def park(r: redis.Redis, n: int) -> None:
     for any worker to reclaim them at once."""
     r.xgroup_create(STREAM, GROUP, id="0")
     r.xreadgroup(GROUP, "gone", {STREAM: ">"}, count=n)
-    actions.retry_now(r, STREAM, GROUP, actions.pending_ids(r, STREAM, GROUP), idle_ms=60_000)
+    actions.retry_now(
+        r, STREAM, GROUP, actions.pending_ids(r, STREAM, GROUP), idle_ms=60_000, keys=Keys()
+    )
 
 
 def operate(
@@ -144,7 +146,7 @@ def test_retry_now_on_entries_in_flight_runs_each_once(r: redis.Redis, racers: W
     wait_for(lambda: r.hlen(STARTS) > 0, what="the workers to start")
 
     def retry(ids: list[str]) -> ActionResult:
-        return actions.retry_now(r, STREAM, GROUP, ids, idle_ms=60_000)
+        return actions.retry_now(r, STREAM, GROUP, ids, idle_ms=60_000, keys=Keys())
 
     retried, _ = operate(r, retry, lambda: r.hlen(STARTS) == N, for_s=4)
     wait_for(lambda: drained(r) and succeeded() == N, timeout_s=30, what="the stream to drain")

@@ -98,7 +98,7 @@ def test_remove_consumer_skips_an_unknown_consumer(r: redis.Redis) -> None:
 
 def test_retry_now_makes_entries_idle_keeping_owner_and_count(r: redis.Redis) -> None:
     ids = read_by(r, "slow-worker", 2)
-    result = actions.retry_now(r, STREAM, GROUP, ids[:1], idle_ms=120_000)
+    result = actions.retry_now(r, STREAM, GROUP, ids[:1], idle_ms=120_000, keys=KEYS)
     assert (result.done, result.skipped) == (ids[:1], [])
     rows = {row["message_id"]: row for row in r.xpending_range(STREAM, GROUP, "-", "+", 10)}
     assert rows[ids[0]]["time_since_delivered"] >= 120_000
@@ -109,8 +109,33 @@ def test_retry_now_makes_entries_idle_keeping_owner_and_count(r: redis.Redis) ->
 def test_retry_now_skips_ids_not_pending(r: redis.Redis) -> None:
     ids = read_by(r, "slow-worker", 2)
     r.xack(STREAM, GROUP, ids[1])
-    result = actions.retry_now(r, STREAM, GROUP, [ids[0], ids[1], "7-7"], idle_ms=120_000)
+    result = actions.retry_now(
+        r, STREAM, GROUP, [ids[0], ids[1], "7-7"], idle_ms=120_000, keys=KEYS
+    )
     assert (result.done, result.skipped) == ([ids[0]], [ids[1], "7-7"])
+
+
+def test_retry_now_leaves_an_entry_an_agent_runs_and_says_where(
+    r: redis.Redis, redis_url: str
+) -> None:
+    """Issue 32: not "Retry: 1 done". A reclaim would only find it busy and add a delivery."""
+    ids = read_by(r, "busy-worker", 2)
+    acquire(redis_url, hash_of(event(0)), f"busy-worker/{ids[0]}")
+    result = actions.retry_now(r, STREAM, GROUP, ids, idle_ms=120_000, keys=KEYS)
+    assert (result.done, result.skipped) == ([ids[1]], [ids[0]])
+    assert result.detail == "running now on busy-worker: the gate decides, nothing re-run"
+    rows = {row["message_id"]: row for row in r.xpending_range(STREAM, GROUP, "-", "+", 10)}
+    assert rows[ids[0]]["time_since_delivered"] < 60_000
+    assert rows[ids[0]]["times_delivered"] == 1
+
+
+def test_retry_now_retries_an_entry_held_by_an_operator(r: redis.Redis) -> None:
+    """A dead-letter hold is no agent: nothing runs the event, so the retry goes ahead."""
+    ids = read_by(r, "slow-worker", 1)
+    record = KEYS.gate(hash_of(event(0)))
+    r.hset(record, mapping={"state": "running", "owner": "dead-letter:alice", "lease_until": 2**50})
+    result = actions.retry_now(r, STREAM, GROUP, ids, idle_ms=120_000, keys=KEYS)
+    assert (result.done, result.detail) == (ids, "")
 
 
 def test_retry_now_lets_a_live_worker_reclaim_at_once(
@@ -119,7 +144,7 @@ def test_retry_now_lets_a_live_worker_reclaim_at_once(
     """Without it the entry would wait out a claim idle time of a minute."""
     ids = read_by(r, "stuck-worker", 3)
     slow = replace(config, claim_idle_ms=60_000, lease_ms=30_000)
-    actions.retry_now(r, STREAM, GROUP, ids, idle_ms=slow.claim_idle_ms + 1)
+    actions.retry_now(r, STREAM, GROUP, ids, idle_ms=slow.claim_idle_ms + 1, keys=KEYS)
     runs: Counter[str] = Counter()
     run_burst(redis_url, slow, counting_registry(runs), timeout_s=10)
     assert sorted(runs.values()) == [1, 1, 1]
@@ -128,7 +153,7 @@ def test_retry_now_lets_a_live_worker_reclaim_at_once(
 
 def test_retry_now_chunks_over_1200_ids(r: redis.Redis) -> None:
     ids = read_by(r, "slow-worker", 1200)
-    result = actions.retry_now(r, STREAM, GROUP, ids, idle_ms=120_000)
+    result = actions.retry_now(r, STREAM, GROUP, ids, idle_ms=120_000, keys=KEYS)
     assert len(result.done) == 1200
     rows = r.xpending_range(STREAM, GROUP, "-", "+", 2000)
     assert min(row["time_since_delivered"] for row in rows) >= 120_000

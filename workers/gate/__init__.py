@@ -15,6 +15,7 @@ from workers.gate.operator import (
     dead_letter_chunk,
     gate_done,
     gate_key,
+    live_lease,
     queue_gate_states,
 )
 from workers.gate.states import HOLDER_PREFIX, GateState, Outcome
@@ -36,5 +37,6 @@ __all__ = [
     "gate_done",
     "gate_key",
     "lease_name",
+    "live_lease",
     "queue_gate_states",
 ]

@@ -8,6 +8,7 @@ reporting.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any, cast
 
 import redis
@@ -57,6 +58,34 @@ def queue_gate_states(
     so reading the gate costs them no round trip of its own."""
     for event_hash in event_hashes:
         pipe.hget(keys.gate(event_hash, stream), "state")
+
+
+@dataclass(frozen=True, slots=True)
+class AgentLease:
+    """An agent's live lease on an event: who runs it (``<consumer>/<entry id>``) and for
+    how long the lease still holds, on the server's clock."""
+
+    owner: str
+    left_ms: int
+
+    @property
+    def consumer(self) -> str:
+        return self.owner.rsplit("/", 1)[0]
+
+
+def live_lease(
+    client: redis.Redis, keys: Keys, event_hash: str, stream: str = ""
+) -> AgentLease | None:
+    """The agent's lease if one runs the event now (one round trip), else None; an
+    operator's dead-letter hold is no agent's."""
+    with client.pipeline(transaction=False) as pipe:
+        pipe.hmget(keys.gate(event_hash, stream), ["state", "owner", "lease_until"])
+        pipe.time()
+        (state, owner, lease_until), (secs, micros) = pipe.execute()
+    left_ms = int(lease_until or 0) - (int(secs) * 1000 + int(micros) // 1000)
+    if state != GateState.RUNNING or left_ms <= 0 or not owner:
+        return None
+    return None if str(owner).startswith(HOLDER_PREFIX) else AgentLease(str(owner), left_ms)
 
 
 def clear_gate(client: redis.Redis, keys: Keys, event_hash: str, stream: str = "") -> bool:

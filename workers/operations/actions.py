@@ -142,21 +142,47 @@ def remove_consumer(client: redis.Redis, stream: str, group: str, consumer: str)
 
 
 def retry_now(
-    client: redis.Redis, stream: str, group: str, ids: list[str], idle_ms: int
+    client: redis.Redis, stream: str, group: str, ids: list[str], idle_ms: int, *, keys: Keys
 ) -> ActionResult:
     """Make pending entries look idle for ``idle_ms`` (more than the workers' claim idle
     time), so the next reclaim by any live worker takes them. Owner, delivery count, entry
-    id and event hash stay the same: the gate still decides whether anything runs."""
+    id and event hash stay the same: the gate still decides whether anything runs.
+
+    An entry whose event an agent runs now is left alone and the detail names where it
+    runs: a reclaim would find it busy, run nothing and only add a delivery."""
     if idle_ms < 0:
         raise ValueError(f"idle_ms must be >= 0, got {idle_ms}")
     valid, malformed = split_ids(ids)
     script = client.register_script(RETRY_NOW)
     done: list[str] = []
+    running: list[str] = []  # the consumers running them
     for chunk in chunks(valid):
-        flags = script(keys=[stream], args=[group, idle_ms, *chunk])
-        done += [entry_id for entry_id, ok in zip(chunk, flags, strict=True) if ok]
-    why = Counter(gone=len(valid) - len(done), malformed=len(malformed))
-    return ActionResult(done, not_done(ids, done), detail=describe_skips(why))
+        gates = gate_keys(client, keys, stream, chunk)
+        records = sorted({g for g in gates if g})
+        index = {key: n for n, key in enumerate(records, start=1)}
+        args: list[Any] = [group, idle_ms, HOLDER_PREFIX]
+        for entry_id, gate in zip(chunk, gates, strict=True):
+            args += [entry_id, index.get(gate, 0)]
+        replies = cast(list[Any], script(keys=[stream, *records], args=args))
+        for entry_id, reply in zip(chunk, replies, strict=True):
+            if reply == 1:
+                done.append(entry_id)
+            elif isinstance(reply, str):
+                running.append(reply.rsplit("/", 1)[0])
+    why = Counter(gone=len(valid) - len(done) - len(running), malformed=len(malformed))
+    detail = ", ".join(d for d in (running_now(running), describe_skips(why)) if d)
+    return ActionResult(done, not_done(ids, done), detail=detail)
+
+
+def running_now(consumers: list[str]) -> str:
+    """``"running now on worker-a: the gate decides, nothing re-run"``: entries a Retry now
+    left alone because an agent runs their event (one consumer named, or how many)."""
+    if not consumers:
+        return ""
+    names = sorted(set(consumers))
+    where = names[0] if len(names) == 1 else f"{len(names)} consumers ({', '.join(names[:3])})"
+    many = f"{len(consumers)} " if len(consumers) > 1 else ""
+    return f"{many}running now on {where}: the gate decides, nothing re-run"
 
 
 def dead_letter(

@@ -70,7 +70,8 @@ class Work:
             case Action.CLAIM | Action.CLAIM_ALL:
                 return actions.claim(c, job.stream, job.group, ids, self.params["consumer"])
             case Action.RETRY:
-                return actions.retry_now(c, job.stream, job.group, ids, self.params["idle_ms"])
+                idle_ms = self.params["idle_ms"]
+                return actions.retry_now(c, job.stream, job.group, ids, idle_ms, keys=self.keys)
             case Action.DEAD_LETTER:
                 result = actions.dead_letter(
                     c, job.stream, job.group, ids, job.reason, job.created_by, keys=self.keys

@@ -112,13 +112,13 @@ def retry_now(
     stream, group, ids = inputs.stream(stream), inputs.name("group", group), inputs.entry_ids(ids)
     idle_ms = claim_idle_ms + RETRY_MARGIN_MS
     entry = Entry(actor, Action.RETRY, stream, group, ids_target(ids))
-    c = client
+    c, k = client, keys
     return steps.on_ids(
         entry,
         ids,
         dry_run,
         would=lambda: lookup.still_pending(c, stream, group, ids),
-        act=lambda: actions.retry_now(c, stream, group, ids, idle_ms),
+        act=lambda: actions.retry_now(c, stream, group, ids, idle_ms, keys=k),
         job_params={"idle_ms": idle_ms},
     )
 
