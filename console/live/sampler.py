@@ -208,7 +208,8 @@ class Sampler:
         sample = collect(self.client, self.keys, budgets=self.budgets)
         newest = self.history.newest(TICK_READ)
         view = overview.build(sample, newest[SECOND.name], self.claim_idle_ms)
-        series = charts.series(charts.charts_of(sample.streams), newest, tail=True)
+        found = charts.charts_of(sample.streams, sample.durations)
+        series = charts.series(found, newest, tail=True)
         fleet = fleet_cost(self.client, self.keys.history_recorder)  # every 10 s at most
         # INFO and SLOWLOG every 10 s at most, as the fleet's cost.
         parts = tick_fragments(self.client, self.keys, sample.streams, self.retention, sample.at_ms)
