@@ -190,10 +190,11 @@ def agent_runs(prev: Point | None, point: Point, event_type: str) -> list[Value]
 
 
 def agent_durations(prev: Point | None, point: Point, event_type: str) -> list[Value]:
-    """p50, p95 and p99 (s) of the runs that ended between the two points; null without any."""
+    """p50, p95 and p99 (ms) of the runs that ended between the two points; null without any."""
     a, b, _ = _types(prev, point, event_type)
     runs = agents.window(a, b) if b is not None else None
-    return [agents.quantile(q, runs) if runs else None for q in (0.5, 0.95, 0.99)]
+    found = [agents.quantile(q, runs) if runs else None for q in (0.5, 0.95, 0.99)]
+    return [None if s is None else s * 1000 for s in found]
 
 
 def agent_tokens(prev: Point | None, point: Point, event_type: str) -> list[Value]:
@@ -222,7 +223,7 @@ def agent_charts(event_type: str) -> list[Chart]:
         Chart(
             realtime.chart_key("durations", key),
             "Run duration",
-            "s",
+            "ms",
             ["p50", "p95", "p99"],
             lambda prev, p: agent_durations(prev, p, event_type),
         ),

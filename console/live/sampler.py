@@ -170,6 +170,10 @@ def render_fragments(
         )
     for row in view.streams:
         fragments.update(_stream_fragments(row))
+    for agent in view.agents:  # an agent's page figures (its failures are read per render)
+        fragments[realtime.agent_key(agent.event_type)] = render_to_string(
+            "console/_agent_figures.html", {"row": agent}
+        )
     fragments.update(redis_parts or {})  # the Redis page's, rendered by redis_panel
     return fragments
 
