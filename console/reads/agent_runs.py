@@ -17,7 +17,7 @@ from workers.models import AgentRun, RunStatus
 
 # The most runs one page reads to count failures: a bound on the page's cost, whatever the
 # rate; the page says when the window held more.
-SCAN_ROWS = 10_000
+SCAN_ROWS = 5_000
 # The windows a share is counted over, as the charts' ranges: name and length.
 WINDOWS: dict[str, timedelta] = {
     "5m": timedelta(minutes=5),

@@ -131,3 +131,22 @@ def test_api_agents_returns_the_same_figures(ran: None, staff_client: Client) ->
     assert steady["failed"]["1h"] == {"ended": 20, "failed": 0, "pct": 0.0, "complete": True}
     assert agents["t.broken"]["failed"]["24h"]["pct"] == 100.0
     assert steady["url"] == "/agents/t.steady/"
+
+
+def test_failure_shares_count_each_window_and_say_when_the_cap_cut_one() -> None:
+    from datetime import UTC, datetime, timedelta
+
+    from console.reads.agent_runs import count
+
+    now = datetime(2026, 12, 6, 12, 0, tzinfo=UTC)
+    rows = [
+        ("t.a", "succeeded", now - timedelta(minutes=1)),
+        ("t.a", "failed", now - timedelta(minutes=2)),
+        ("t.a", "running", now - timedelta(minutes=3)),  # no outcome yet: not counted
+        ("t.a", "dead", now - timedelta(minutes=30)),
+    ]
+    # The cap stopped at a run 40 minutes old: the hour and the day are the newest runs only.
+    shares = count(rows, now, reached=now - timedelta(minutes=40))["t.a"]
+    assert (shares["5m"].ended, shares["5m"].failed, shares["5m"].complete) == (2, 1, True)
+    assert (shares["1h"].ended, shares["1h"].failed, shares["1h"].complete) == (3, 2, False)
+    assert shares["1h"].pct == pytest.approx(200 / 3)
