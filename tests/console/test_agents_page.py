@@ -150,3 +150,13 @@ def test_failure_shares_count_each_window_and_say_when_the_cap_cut_one() -> None
     assert (shares["5m"].ended, shares["5m"].failed, shares["5m"].complete) == (2, 1, True)
     assert (shares["1h"].ended, shares["1h"].failed, shares["1h"].complete) == (3, 2, False)
     assert shares["1h"].pct == pytest.approx(200 / 3)
+
+
+def test_a_tick_carries_each_agents_figures_and_chart_rows(ran: None) -> None:
+    from console.live.ticker import make_sampler
+
+    tick = make_sampler().tick()  # the one render every tab of the page shares
+    assert tick is not None
+    part = realtime.agent_key("t.steady")
+    assert "20 total" in tick.fragments[part]
+    assert set(tick.series[part]) == {realtime.chart_key(k, part) for k in charts.AGENT_KINDS}
