@@ -7,12 +7,13 @@ from django.urls import include, path
 from django.utils.functional import lazy
 from django.views.generic import RedirectView
 
-from console.actions import api, api_events, api_runs, api_waits
+from console.actions import api, api_agents, api_events, api_runs, api_waits
 from console.intake.webhooks import receive_webhook
 from console.prometheus_view import metrics
 from console.views import (
     access,
     actions,
+    agents,
     dashboard,
     errors,
     events,
@@ -31,6 +32,7 @@ urlpatterns = [
     path("workers/", dashboard.workers_page, name="workers"),
     path("runs/", runs_page, name="runs"),
     path("redis/", redis_views.redis_page, name="redis"),
+    path("agents/<name:event_type>/", agents.agent_page, name="agent"),
     path("streams/<name:stream>/", streams.stream_page, name="stream"),
     path("streams/<name:stream>/groups/<name:group>/", streams.group_page, name="group"),
     path("streams/<name:stream>/dead/", streams.dead_letters_page, name="dead_letters"),
@@ -71,6 +73,7 @@ urlpatterns = [
                 *api_events.urlpatterns,
                 *api_waits.urlpatterns,
                 *api_runs.urlpatterns,
+                *api_agents.urlpatterns,
             ]
         ),
     ),

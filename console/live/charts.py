@@ -10,12 +10,13 @@ step after the earlier point breaks every line there, and the later point's rate
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from console.live import realtime
 from console.live.realtime import ChartData, Columns
+from workers.monitor import agents
 from workers.monitor.history import MINUTE, SECOND, TEN_SECONDS, Point, Resolution
 from workers.monitor.sample import StreamInfo
 
@@ -172,6 +173,70 @@ def group_charts(stream: str, group: str) -> list[Chart]:
     ]
 
 
+def _types(prev: Point | None, point: Point, event_type: str) -> tuple[Any, Any, float]:
+    """The type's entries in two points ("y"), and the seconds between them."""
+    if prev is None or "y" not in prev or point["t"] <= prev["t"]:
+        return None, None, 0.0
+    return prev["y"].get(event_type), point["y"].get(event_type), (point["t"] - prev["t"]) / 1000
+
+
+def agent_runs(prev: Point | None, point: Point, event_type: str) -> list[Value]:
+    """Runs that ended per second between the two points (0 while the type had none yet)."""
+    a, b, dt_s = _types(prev, point, event_type)
+    if b is None:
+        return [0.0 if dt_s > 0 and a is None else None]
+    rates = agents.rates(a, b, dt_s)
+    return [rates.runs_per_s if rates else None]
+
+
+def agent_durations(prev: Point | None, point: Point, event_type: str) -> list[Value]:
+    """p50, p95 and p99 (ms) of the runs that ended between the two points; null without any."""
+    a, b, _ = _types(prev, point, event_type)
+    runs = agents.window(a, b) if b is not None else None
+    found = [agents.quantile(q, runs) if runs else None for q in (0.5, 0.95, 0.99)]
+    return [None if s is None else s * 1000 for s in found]
+
+
+def agent_tokens(prev: Point | None, point: Point, event_type: str) -> list[Value]:
+    """Prompt and completion tokens per second between the two points."""
+    a, b, dt_s = _types(prev, point, event_type)
+    rates = agents.rates(a, b, dt_s) if b is not None else None
+    if rates is None:
+        return [0.0, 0.0] if dt_s > 0 and b is None else [None, None]
+    return [rates.prompt_tokens_per_s, rates.completion_tokens_per_s]
+
+
+AGENT_KINDS = ("runs", "durations", "tokens")
+
+
+def agent_charts(event_type: str) -> list[Chart]:
+    """An agent's page charts, from the points' per-type entries ("y")."""
+    key = realtime.agent_key(event_type)
+    return [
+        Chart(
+            realtime.chart_key("runs", key),
+            "Runs",
+            "runs/s",
+            ["ended"],
+            lambda prev, p: agent_runs(prev, p, event_type),
+        ),
+        Chart(
+            realtime.chart_key("durations", key),
+            "Run duration",
+            "ms",
+            ["p50", "p95", "p99"],
+            lambda prev, p: agent_durations(prev, p, event_type),
+        ),
+        Chart(
+            realtime.chart_key("tokens", key),
+            "Model tokens",
+            "tokens/s",
+            ["prompt", "completion"],
+            lambda prev, p: agent_tokens(prev, p, event_type),
+        ),
+    ]
+
+
 # Whole ranges already computed, by chart, lines and the points they were computed from
 # (the first and last point's time and their number identify a range's points, which are
 # never changed once recorded): the 1 h and 24 h ranges change every 10 s and every minute,
@@ -214,9 +279,12 @@ def data(chart: Chart, history: dict[str, list[Point]], tail: bool) -> ChartData
     }
 
 
-def charts_of(streams: list[StreamInfo]) -> dict[str, list[Chart]]:
-    """Every chart, by the live name of the page part it belongs to (overview, stream, group)."""
+def charts_of(streams: list[StreamInfo], types: Iterable[str] = ()) -> dict[str, list[Chart]]:
+    """Every chart, by the live name of the page part it belongs to (overview, stream, group,
+    agent: ``types`` are the event types whose agents have pages)."""
     out: dict[str, list[Chart]] = {realtime.overview_key(): []}
+    for event_type in types:
+        out[realtime.agent_key(event_type)] = agent_charts(event_type)
     for stream in streams:
         charts = stream_charts(stream.name, [g.name for g in stream.groups])
         out[realtime.overview_key()] += charts

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from console.live import health, metrics
+from console.live.agent_rows import AgentRow, agent_rows
 from console.live.health import Health, PendingState
 from workers.monitor.history import Point, to_point
 from workers.monitor.sample import GroupInfo, Sample, StreamInfo, WorkerInfo
@@ -53,6 +54,8 @@ class Overview:
     workers: list[WorkerInfo]
     budgets: list[BudgetRow]
     usage: list[UsageRow]
+    # One row per agent (event type), the busiest first (console/live/agent_rows.py).
+    agents: list[AgentRow] = field(default_factory=list)
 
     def stream(self, name: str) -> StreamRow | None:
         return next((s for s in self.streams if s.info.name == name), None)
@@ -116,5 +119,10 @@ def build(sample: Sample, recent: list[Point], claim_idle_ms: int) -> Overview:
             )
         )
     return Overview(
-        sample.at_ms, rows, sample.workers, budget_rows(sample.budgets), usage_rows(sample.usage)
+        sample.at_ms,
+        rows,
+        sample.workers,
+        budget_rows(sample.budgets),
+        usage_rows(sample.usage),
+        agent_rows(sample, old),
     )

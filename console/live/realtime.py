@@ -89,6 +89,11 @@ def group_key(stream: str, group: str) -> str:
     return f"group:{stream}:{group}"
 
 
+def agent_key(event_type: str) -> str:
+    """An agent's page part (its charts); the agent is its event type today."""
+    return f"agent:{event_type}"
+
+
 def chart_key(kind: str, part: str) -> str:
     """A chart of one page part (``stream_key``/``group_key``): the slot's ``data-chart``."""
     return f"chart:{kind}:{part}"

@@ -170,6 +170,10 @@ def render_fragments(
         )
     for row in view.streams:
         fragments.update(_stream_fragments(row))
+    for agent in view.agents:  # an agent's page figures (its failures are read per render)
+        fragments[realtime.agent_key(agent.event_type)] = render_to_string(
+            "console/_agent_figures.html", {"row": agent}
+        )
     fragments.update(redis_parts or {})  # the Redis page's, rendered by redis_panel
     return fragments
 
@@ -208,7 +212,8 @@ class Sampler:
         sample = collect(self.client, self.keys, budgets=self.budgets)
         newest = self.history.newest(TICK_READ)
         view = overview.build(sample, newest[SECOND.name], self.claim_idle_ms)
-        series = charts.series(charts.charts_of(sample.streams), newest, tail=True)
+        found = charts.charts_of(sample.streams, sample.durations)
+        series = charts.series(found, newest, tail=True)
         fleet = fleet_cost(self.client, self.keys.history_recorder)  # every 10 s at most
         # INFO and SLOWLOG every 10 s at most, as the fleet's cost.
         parts = tick_fragments(self.client, self.keys, sample.streams, self.retention, sample.at_ms)

@@ -51,6 +51,17 @@ def duration_s(value: float | int | None) -> str:
 
 
 @register.filter
+def run_time(seconds: float | None) -> str:
+    """A run's duration: fractions of a millisecond are kept (a lookup agent takes 0.4 ms)."""
+    if seconds is None:
+        return NONE
+    ms = float(seconds) * 1000
+    if ms < 10:
+        return f"{ms:.2g} ms" if ms < 1 else f"{ms:.1f} ms"
+    return duration_ms(ms)
+
+
+@register.filter
 def since(start_ms: int | None, now_ms: int) -> str:
     if not start_ms:
         return NONE

@@ -8,6 +8,7 @@ from django.shortcuts import render
 from console.live import charts, overview, realtime
 from console.live.fleet_cost import fleet_cost
 from console.live.sampler import TICK_READ, overview_context, workers_context
+from console.reads.agent_runs import failure_shares
 from console.runtime import keys, redis_client
 from console.views.access import viewer_required
 from console.views.redis import panel_of
@@ -39,11 +40,14 @@ def _reader() -> HistoryReader:
     return found
 
 
-def page_series(streams: list[StreamInfo], part: str, at_ms: int) -> realtime.PageSeries:
+def page_series(
+    streams: list[StreamInfo], part: str, at_ms: int, types: tuple[str, ...] = ()
+) -> realtime.PageSeries:
     """The recorded history of one page part's charts at every range, for its first render
     (the websocket then adds the newest rows): one round trip for the points recorded since
-    the last render; every resolution's retention in points at most."""
-    found = charts.charts_of(streams).get(part, [])
+    the last render; every resolution's retention in points at most. ``types``: the agents
+    whose charts exist (an agent's page names its own)."""
+    found = charts.charts_of(streams, types).get(part, [])
     if not found:
         return {"at_ms": at_ms, "charts": {}}
     history = _reader().read_all()
@@ -63,6 +67,9 @@ def overview_page(request: HttpRequest) -> HttpResponse:
             "live": [part, realtime.redis_summary_key()],
             "page": "overview",
             "chart_series": page_series([row.info for row in view.streams], part, view.at_ms),
+            "agents": view.agents,
+            # One bounded query: the agents' failure shares (the live fragment has none).
+            "failures": failure_shares(),
         },
     )
 

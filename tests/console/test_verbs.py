@@ -49,6 +49,8 @@ ACTIONS = {
 # URL names that only read (or show a form on GET): checked for no change.
 READS = {
     "overview",
+    "agent",
+    "api_agents",
     "workers",
     "stream",
     "group",
@@ -193,6 +195,7 @@ def world(r: redis.Redis, traffic: list[str]) -> dict[str, list[str]]:
         "entry_id": [str(pending)],
         "dead_id": [str(r.xrange(f"{STREAM}:dead")[0][0])],
         "event_hash": [done.event_hash],
+        "event_type": [done.event_type],
         "job_id": [str(job.pk)],
         "source": ["demo"],
         "id": [str(admin.pk)],

@@ -40,6 +40,7 @@ CONSOLE_PAGES = [
     f"/streams/{STREAM}/",
     GROUP_PATH,
     f"/streams/{STREAM}/dead/",
+    "/agents/demo.echo/",
 ]
 ADMIN_PAGES = [
     "/admin/",

@@ -22,12 +22,14 @@ import redis
 
 from workers.core.keys import Keys
 from workers.core.lua import lua_script
+from workers.monitor import agents
 from workers.monitor.sample import Sample
 from workers.redis import stats
 
 # One history point: {"t": ms, "s": {stream: {"n": length, "a": added, "p": processed,
 # "f": failed, "d": dead-lettered, "h": idempotency hits, "r": deferred (out of a rate budget),
-# "g": {group: [lag, pending, read]}}}}. Points recorded before "r" existed simply lack it.
+# "g": {group: [lag, pending, read]}}}, "y": {event type: agents.type_entries' entry}}.
+# Points recorded before "r" or "y" existed simply lack them.
 Point = dict[str, Any]
 
 
@@ -48,6 +50,7 @@ def to_point(sample: Sample) -> Point:
             }
             for s in sample.streams
         },
+        "y": agents.type_entries(sample.durations, sample.usage),
     }
 
 
@@ -92,6 +95,22 @@ def read_streams(names: list[str], replies: list[Any]) -> dict[str, Any]:
     return {name: _stream_entry(replies[2 * i], replies[2 * i + 1]) for i, name in enumerate(names)}
 
 
+def queue_type_reads(pipe: Any, keys: Keys) -> None:
+    """Queue what a point holds per event type: the run duration histogram and the model
+    usage hash, two commands (``read_types``)."""
+    pipe.hgetall(keys.run_durations)
+    pipe.hgetall(keys.usage)
+
+
+def read_types(durations: Any, usage: Any) -> dict[str, Any]:
+    """A point's "y" from ``queue_type_reads``' two replies: ``to_point``'s, from the same
+    hashes ``collect`` reads. A reply that is an error counts as empty."""
+    return agents.type_entries(
+        stats.durations_by_type(durations if isinstance(durations, dict) else {}),
+        stats.usage_by_type(usage if isinstance(usage, dict) else {}),
+    )
+
+
 def _stream_entry(info: Any, counters: Any) -> dict[str, Any]:
     data = info if isinstance(info, dict) else {}
     counts = dict.fromkeys(stats.COUNTERS, 0)
@@ -134,20 +153,28 @@ class HistoryStore:
         """Add ``point`` (``{"t", "s"}``) to each resolution whose bucket it opens, if
         ``holder`` holds the recorder lease. The number of resolutions appended to, or None
         if not the holder."""
-        recorded = self.append(_dump(point["s"]), holder, at_ms=point["t"])
+        types = _dump(point.get("y", {}))
+        recorded = self.append(_dump(point["s"]), holder, at_ms=point["t"], types=types)
         return None if recorded is None else recorded.added
 
     def append(
-        self, streams: str, holder: str, at_ms: int = 0, carry_from_ms: int = 0
+        self,
+        streams: str,
+        holder: str,
+        at_ms: int = 0,
+        carry_from_ms: int = 0,
+        types: str = "{}",
     ) -> Recorded | None:
-        """Add a point of ``streams`` (a point's "s", as JSON) at ``at_ms``, or at the
-        server's clock now if 0, if ``holder`` holds the recorder lease; None if not.
+        """Add a point of ``streams`` and ``types`` (a point's "s" and "y", as JSON) at
+        ``at_ms``, or at the server's clock now if 0, if ``holder`` holds the recorder lease;
+        None if not.
 
         ``carry_from_ms`` is the time of the point this holder recorded last: while it is
         still the newest, a copy of it is added each second up to the new one (nothing
         changed meanwhile), so the 1 s charts draw a level, not a gap. One round trip."""
         keys = [self.keys.history_recorder, *(self.keys.history(r.name) for r in RESOLUTIONS)]
-        args: list[str | int] = [holder, at_ms, streams, carry_from_ms]
+        body = f'"s":{streams},"y":{types}'
+        args: list[str | int] = [holder, at_ms, body, carry_from_ms]
         for r in RESOLUTIONS:
             args += [r.step_ms, r.keep_ms, r.max_points]
         added, t = self._record(keys=keys, args=args)

@@ -34,7 +34,9 @@ from workers.monitor.history import (
     RESOLUTIONS,
     HistoryStore,
     queue_stream_reads,
+    queue_type_reads,
     read_streams,
+    read_types,
 )
 from workers.monitor.sample import MAX_STREAMS
 
@@ -128,6 +130,7 @@ class _Written:
     streams: str  # the point's "s", as JSON: compared with each tick's
     at_ms: int
     at_monotonic_s: float
+    types: str = "{}"  # the point's "y", as JSON: read only while something runs
 
 
 class Recorder:
@@ -145,6 +148,8 @@ class Recorder:
         self._names: list[str] | None = None
         self._names_read_s = 0.0
         self._written: _Written | None = None
+        # The last tick wrote a change: the next one reads the per-type hashes too.
+        self._active = False
 
     def tick(self) -> int | None:
         """Take the lease if free (one command), and if this process holds it record what
@@ -166,29 +171,48 @@ class Recorder:
         return True
 
     def _record(self) -> int | None:
-        streams = self._read()
-        if streams is None:
+        read = self._read()
+        if read is None:
             self._stand_by()
             return None
+        streams, types = read
         written, now_s = self._written, time.monotonic()
+        changed = written is None or written.streams != streams
+        if types is None:
+            # At rest the per-type hashes are not read: a run that ends changes its stream's
+            # counters too, so they only need reading once the streams changed (then every
+            # tick while it runs). Quiet ticks cost what they did before.
+            types = self._read_types() if changed else (written.types if written else "{}")
+        # A new holder's first write is no sign that anything runs.
+        self._active = written is not None and (changed or written.types != types)
         if (
             written is not None
-            and written.streams == streams
+            and not changed
+            and written.types == types
             and (now_s - written.at_monotonic_s) * 1000 < self.cadence.keepalive_ms
         ):
             return 0  # a quiet tick: the one round trip of _read
         carry = written.at_ms if written is not None else 0
-        recorded = self.store.append(streams, self.lease.holder, carry_from_ms=carry)
+        recorded = self.store.append(streams, self.lease.holder, carry_from_ms=carry, types=types)
         if recorded is None:
             self._stand_by()
             return None
         if recorded.added:  # else its second had a point already (the last holder's): again
-            self._written = _Written(streams, recorded.at_ms, now_s)
+            self._written = _Written(streams, recorded.at_ms, now_s, types)
         return recorded.added
 
-    def _read(self) -> str | None:
+    def _read_types(self) -> str:
+        """The point's "y" as JSON, in a round trip of its own (``_read`` adds it to its
+        own round trip while something runs)."""
+        with self.client.pipeline(transaction=False) as pipe:
+            queue_type_reads(pipe, self.keys)
+            durations, usage = pipe.execute(raise_on_error=False)
+        return _dump(read_types(durations, usage))
+
+    def _read(self) -> tuple[str, str | None] | None:
         """The point's streams as JSON, in one round trip (two when the stream names
-        changed); None if the lease was lost (a renewal found the key gone)."""
+        changed), with its types' JSON while something runs (else None); None if the lease
+        was lost (a renewal found the key gone)."""
         now_s = time.monotonic()
         renew = (now_s - self._renewed_s) * 1000 >= self.cadence.lease_ttl_ms / 3
         refresh = self._names is None or now_s - self._names_read_s >= self.cadence.names_s
@@ -201,6 +225,9 @@ class Recorder:
             if refresh:
                 pipe.smembers(self.keys.streams_index)
             queue_stream_reads(pipe, self.keys, names)
+            active = self._active
+            if active:
+                queue_type_reads(pipe, self.keys)
             replies: list[Any] = pipe.execute(raise_on_error=False)
         if renew:
             renewed = replies.pop(0)
@@ -213,7 +240,8 @@ class Recorder:
                 self._names_read_s, self._names = now_s, _stream_names(members)
             if self._names != names:
                 return self._read()  # the new names' numbers: a change, so a write follows
-        return _dump(read_streams(names, replies))
+        types = _dump(read_types(*replies[-2:])) if active else None
+        return _dump(read_streams(names, replies[: 2 * len(names)])), types
 
     def _stand_by(self) -> None:
         self.holding = False

@@ -1,6 +1,7 @@
 -- history_record (history.HistoryStore.append): append a point, after copies of the last one.
 -- KEYS: the recorder lease, then one sorted set per resolution, the 1 s one first.
--- ARGV: holder, t (ms; 0: the server's clock now), the point's streams (JSON), carry_from
+-- ARGV: holder, t (ms; 0: the server's clock now), the point's members but "t" (JSON
+-- members: '"s":{...},"y":{...}'), carry_from
 -- (ms; 0: none), then step_ms, keep_ms, max_points per resolution.
 -- carry_from is the time of the point this holder recorded last. While it is still the newest
 -- 1 s point, nothing changed since (the holder writes only on a change, or to keep the history
@@ -26,7 +27,7 @@ if carry > 0 and newest[2][2] and tonumber(newest[2][2]) == carry then
     at = at + step
   end
 end
-points[#points + 1] = {t, '{"t":' .. string.format('%d', t) .. ',"s":' .. ARGV[3] .. '}'}
+points[#points + 1] = {t, '{"t":' .. string.format('%d', t) .. ',' .. ARGV[3] .. '}'}
 local added = 0
 for i = 2, #KEYS do
   local step_i = tonumber(ARGV[3 * i - 1])
