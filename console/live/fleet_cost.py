@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import threading
 import time
-import weakref
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any, cast
 
 import redis
 
+from console.live.per_client import PerClient
 from workers.redis.client_names import is_worker
 from workers.redis.connection import is_cluster
 
@@ -192,17 +192,12 @@ class FleetCostMeter:
 
 # One meter per client in this process, so the sampler's ticks and the page renders share
 # readings (and read CLIENT LIST once per window between them); gone with its client.
-_meters: weakref.WeakKeyDictionary[redis.Redis, FleetCostMeter] = weakref.WeakKeyDictionary()
-_meters_lock = threading.Lock()
+_meters: PerClient[FleetCostMeter] = PerClient(FleetCostMeter)
 
 
 def meter_for(client: redis.Redis) -> FleetCostMeter:
     """This process's meter for ``client``'s server."""
-    with _meters_lock:
-        meter = _meters.get(client)
-        if meter is None:
-            meter = _meters[client] = FleetCostMeter()
-        return meter
+    return _meters.for_client(client)
 
 
 def fleet_cost(client: redis.Redis, recorder_key: str = "") -> FleetCost:

@@ -18,7 +18,6 @@ import json
 import logging
 import threading
 import time
-import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
@@ -27,6 +26,7 @@ import redis
 from django.template.loader import render_to_string
 
 from console.live import realtime
+from console.live.per_client import PerClient
 from console.live.redis_info import (
     NodeInfo,
     PanelWarning,
@@ -235,17 +235,12 @@ class RedisMeter:
             return self._reading
 
 
-_meters: weakref.WeakKeyDictionary[redis.Redis, RedisMeter] = weakref.WeakKeyDictionary()
-_meters_lock = threading.Lock()
+_meters: PerClient[RedisMeter] = PerClient(RedisMeter)
 
 
 def meter_for(client: redis.Redis) -> RedisMeter:
     """This process's meter for ``client``'s server (one per client, gone with it)."""
-    with _meters_lock:
-        meter = _meters.get(client)
-        if meter is None:
-            meter = _meters[client] = RedisMeter()
-        return meter
+    return _meters.for_client(client)
 
 
 def redis_panel(
