@@ -4,6 +4,7 @@ loopback ports in temp folders, whatever ``REDIS_URL`` says."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import socket
 import threading
@@ -170,14 +171,29 @@ def test_command_refuses_replicas_without_cluster() -> None:
         valkey("start", "--replicas", "1")
 
 
+@contextlib.contextmanager
+def taken_port() -> Iterator[int]:
+    """A free base port for 3 nodes whose second port this test holds. Another test's
+    server may take a port found free before it is bound here: then look again."""
+    for _ in range(20):
+        base = free_base_port(3)
+        taken = socket.socket()
+        try:
+            taken.bind(("127.0.0.1", base + 1))
+        except OSError:
+            taken.close()
+            continue
+        with taken:
+            taken.listen()
+            yield base
+        return
+    raise AssertionError("no free port to hold in 20 tries")
+
+
 def test_command_refuses_taken_ports(settings: Any, tmp_path: Path) -> None:
     settings.STREAMDESK_DATA_DIR = tmp_path
-    base = free_base_port(3)
-    with socket.socket() as taken:
-        taken.bind(("127.0.0.1", base + 1))
-        taken.listen()
-        with pytest.raises(CommandError, match=f"port {base + 1} is taken"):
-            valkey("start", "--cluster", "3", "--port", str(base))
+    with taken_port() as base, pytest.raises(CommandError, match=f"port {base + 1} is taken"):
+        valkey("start", "--cluster", "3", "--port", str(base))
     assert not list((tmp_path / "cluster").glob("*/valkey.pid"))
 
 
