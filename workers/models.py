@@ -55,6 +55,13 @@ class AgentRun(models.Model):
     # handler's code): runs of two versions of an agent can be told apart.
     # db_default too: a worker of the version before (a rolling upgrade) writes rows without it.
     version = models.CharField(max_length=64, blank=True, default="", db_default="")
+    # Which agent ran: its name (``@agent(name=)``), "" for its type's agent without a name.
+    # The event's own hash (``event_hash`` is the run's: an agent's own, a forced replay's
+    # new one); "" on rows from before, whose run hash is the event's. The run a forced
+    # replay repeats (its run hash), "" for a first run. db_default: a rolling upgrade.
+    agent = models.CharField(max_length=64, blank=True, default="", db_default="")
+    event_key = models.CharField(max_length=64, blank=True, default="", db_default="")
+    replay_of = models.CharField(max_length=64, blank=True, default="", db_default="")
 
     class Meta:
         # The Runs page (console/reads/runs.py) pages newest first by (created_at, id), alone
@@ -68,6 +75,10 @@ class AgentRun(models.Model):
             models.Index(fields=["subject", "created_at", "id"], name="agentrun_subject_created"),
             # The event page of an entry trimmed from its stream finds its run by entry id.
             models.Index(fields=["stream", "entry_id"], name="agentrun_entry"),
+            # An event's runs, one per agent and replay (the event page, side by side).
+            models.Index(fields=["event_key"], name="agentrun_event_key"),
+            # The Runs page by agent.
+            models.Index(fields=["agent", "created_at", "id"], name="agentrun_agent_created"),
         ]
 
     def __str__(self) -> str:

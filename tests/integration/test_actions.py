@@ -306,7 +306,8 @@ def test_redrive_publishes_the_event_with_retry_of_and_deletes_the_letter(r: red
     assert (result.done, result.skipped) == ([dead_id], [])
     [(new_id, fields)] = r.xrange(STREAM, "(" + ids[0])
     assert result.new_ids == [new_id]
-    assert fields == {"event": letter["event"], "retry_of": dead_id, "by": "bob"}
+    # For the letter's group alone: another agent's run of the event is not redriven.
+    assert fields == {"event": letter["event"], "retry_of": dead_id, "by": "bob", "for": GROUP}
     assert r.xlen(DEAD) == 0
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Sequence
 from typing import Any
 
 import redis
@@ -12,7 +13,9 @@ from pydantic import BaseModel, ConfigDict
 
 from workers.core.config import EngineConfig
 from workers.core.registry import Registry
+from workers.engine.serve import create_groups
 from workers.engine.worker import Worker
+from workers.fanout import lineup
 from workers.store.runs import DjangoRunStore
 
 STREAM = "streamdesk:events"
@@ -63,6 +66,47 @@ def run_many(
 ) -> list[Worker]:
     """Several workers (distinct consumers) at once, in one event loop."""
     return asyncio.run(_run(url, configs, registry, timeout_s, **services))
+
+
+def run_fleet(
+    url: str,
+    config: EngineConfig,
+    registry: Registry,
+    agents: Sequence[str] = (),
+    timeout_s: float = 30,
+    **services: Any,
+) -> list[Worker]:
+    """What one ``runworker --burst [--agent ...]`` runs: its groups created as serve()
+    creates them, then a worker per group (the home group and one per named agent)."""
+
+    async def main() -> list[Worker]:
+        client = aredis.Redis.from_url(url, decode_responses=True)
+        try:
+            await create_groups(client, config, registry, agents, False)
+        finally:
+            await client.aclose()
+        loops = lineup([config], registry, agents)
+        return await _run_loops(url, [(x.config, x.registry) for x in loops], timeout_s, **services)
+
+    return asyncio.run(main())
+
+
+async def _run_loops(
+    url: str, loops: list[tuple[EngineConfig, Registry]], timeout_s: float, **services: Any
+) -> list[Worker]:
+    clients = [
+        aredis.Redis.from_url(url, decode_responses=True, encoding_errors="replace") for _ in loops
+    ]
+    workers = [
+        Worker(c, client, registry, DjangoRunStore(), **services)
+        for (c, registry), client in zip(loops, clients, strict=True)
+    ]
+    try:
+        await asyncio.wait_for(asyncio.gather(*(w.run() for w in workers)), timeout_s)
+    finally:
+        for client in clients:
+            await client.aclose()
+    return workers
 
 
 def counters(r: redis.Redis, stream: str = STREAM) -> dict[str, int]:

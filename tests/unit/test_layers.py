@@ -36,7 +36,10 @@ ALLOWED: dict[str, set[str]] = {
         "policy",
         "waits",
         "retention",
+        "fanout",
     },
+    # Several agents per event type: the groups a process reads, where each starts.
+    "fanout": {"core", "redis"},
     # How far back streams reach: the trim by age and length, and its record.
     "retention": {"core", "redis"},
     # Runs that wait (ctx.sleep, ctx.wait_for_event) and the operators' answers.

@@ -148,7 +148,7 @@ class Cancels(UsesPorts):
             self.gate.queue_cancelled(pipe, [attempt.event_hash])
             if not attempt.unanswered:  # else its redelivery looks up its answers again
                 pipe.xack(c.stream, c.group, *attempt.entry_ids)
-            stats.queue_counts(pipe, self.keys, c.stream, Counter(cancelled=1))
+            stats.queue_counts(pipe, self.keys, c.stream, Counter(cancelled=1), c.group)
             await pipe.execute()
 
     def _spawn(self, step: Coroutine[Any, Any, None]) -> None:

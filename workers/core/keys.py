@@ -77,6 +77,11 @@ class Keys:
         """Engine counters for one stream (a hash: processed, failed, ...)."""
         return f"{self.prefix}stats:{stream}"
 
+    def group_stats(self, stream: str, group: str) -> str:
+        """The same counters for one consumer group of ``stream``: one agent's, or the home
+        group's (workers/core/fanout.py), read per agent by the console and ``/metrics``."""
+        return f"{self.prefix}stats:{stream}:group:{group}"
+
     @property
     def streams_index(self) -> str:
         """A set of every stream a worker or producer has touched, so no one SCANs."""

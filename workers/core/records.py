@@ -27,6 +27,11 @@ class Run:
     deliveries: int = 0
     # The agent's version (``AgentSpec.version``).
     version: str = ""
+    # The agent's name ("" : its type's agent without a name), the event's own hash, and
+    # the run a forced replay repeats (workers/core/fanout.py).
+    agent: str = ""
+    event_key: str = ""
+    replay_of: str = ""
 
 
 @dataclass(slots=True)

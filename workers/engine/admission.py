@@ -43,14 +43,17 @@ class AdmitsBatches:
     admitting: set[asyncio.Task[Any]]
     waits: Waits
     on_cluster: bool
+    # The home group's worker (workers/core/fanout.py): the stream's chores are its own.
+    home: bool
 
     if TYPE_CHECKING:  # the worker's (worker.py)
 
         def _start(self, attempt: Attempt) -> None: ...
 
     async def handle(self, deliveries: list[Delivery]) -> None:
+        c = self.config
         intake = sort_deliveries(
-            deliveries, self.config.stream, self.registry, self.config.max_event_bytes
+            deliveries, c.stream, self.registry, c.max_event_bytes, c.group, self.home
         )
         rejected = list(intake.rejected)
         groups: dict[str, HashGroup] = {}
@@ -64,11 +67,13 @@ class AdmitsBatches:
             else:
                 groups[runnable.event.hash] = HashGroup(runnable)
         leaders = list(groups.values())
-        arrivals, odd = intake.arrivals(), [e.type for _, e in intake.unclaimed]
+        # The home group alone looks up the waits events answer: once per event.
+        arrivals = intake.arrivals() if self.home else []
+        odd = [e.type for _, e in intake.unclaimed]
         # The match shapes of the batch's types (which waits its events could answer) are
         # read in the gate's own call where one slot holds every key (not on a cluster).
         types = sorted({envelope.type for envelope, _, _ in arrivals})
-        shapes = self.waits.shape_keys(types) if leaders and not self.on_cluster else []
+        shapes = self.waits.shape_keys(types) if leaders and types and not self.on_cluster else []
         # The gate and the database's duplicate check do not depend on each other: both at
         # once, so an agent starts one round trip after its entry is read.
         gated, looked_up = await asyncio.gather(
@@ -78,7 +83,11 @@ class AdmitsBatches:
         )
         if isinstance(gated, BaseException):
             raise gated
-        answering = self._look_up_answers(arrivals, odd, gated.read if shapes else None)
+        answering = (
+            self._look_up_answers(arrivals, odd, gated.read if shapes else None)
+            if arrivals
+            else None
+        )
         attempts, hits, busy, broken = gated.attempts, gated.hits, gated.busy, gated.broken
         if isinstance(looked_up, BaseException):
             await self._give_back(attempts)
@@ -96,7 +105,7 @@ class AdmitsBatches:
             if not attempt.takeover:
                 self._start(attempt)
         takeovers = [a for a in attempts if a.takeover]
-        rest = Settlement(rejected + broken, hits, intake.deleted, busy)
+        rest = Settlement(rejected + broken, hits, intake.deleted, busy, passed=intake.passed)
         # The rest needs no hurry: the next batch is read meanwhile.
         self._follow(self._after_gate(takeovers, done, rest, intake.unclaimed, answering))
 
@@ -167,7 +176,9 @@ class AdmitsBatches:
             log.info("%d waiting run(s) answered: resumed", resumed.count)
             await self._quietly(self.settler.count(Counter(answers=resumed.count)))
         await self._quietly(
-            self.settler.reject(rest.rejected, rest.hits, rest.deleted, rest.busy, rest.answered)
+            self.settler.reject(
+                rest.rejected, rest.hits, rest.deleted, rest.busy, rest.answered, rest.passed
+            )
         )
 
     async def _quietly(self, step: Awaitable[object]) -> None:

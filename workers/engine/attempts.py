@@ -99,6 +99,8 @@ class Settlement:
     busy: list[Delivery]
     # Events no agent takes that answered a waiting run: acked (workers/waits/).
     answered: list[Rejected] = field(default_factory=list)
+    # Another group's entries (workers/core/fanout.py): acked, counted nowhere.
+    passed: list[Delivery] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -133,6 +135,9 @@ def run_record(
         takeover=takeover,
         deliveries=runnable.delivery.deliveries,
         version=runnable.spec.version,
+        agent=runnable.spec.agent,
+        event_key=runnable.event_key,
+        replay_of=runnable.replay_of,
     )
 
 

@@ -49,7 +49,9 @@ def child_argv(
             continue
         if name == "consumer":
             value = f"{value}-{index}"
-        argv += [FLAGS.get(name, "--" + name.replace("_", "-")), str(value)]
+        flag = FLAGS.get(name, "--" + name.replace("_", "-"))
+        for one in value if isinstance(value, list) else [value]:  # a repeatable flag
+            argv += [flag, str(one)]
     if burst:
         argv.append("--burst")
     if relay and index == 1:

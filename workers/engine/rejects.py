@@ -53,11 +53,15 @@ class SettlesRejects(UsesPorts):
         deleted: list[Delivery],
         busy: list[Delivery],
         answered: list[Rejected] | None = None,
+        passed: list[Delivery] | None = None,
     ) -> None:
         """Dead-letter what cannot run, ack duplicates, deleted entries and the events no
-        agent takes that answered a waiting run, count it all."""
+        agent takes that answered a waiting run, count it all; ack another group's entries
+        (``passed``) without counting them."""
         if answered:
             await self._ack_answers(answered)
+        if passed:
+            await self._ack_passed(passed)
         plan = plan_rejects(rejected, hits, busy, self.timing)
         self.timeline.read_outcomes(rejected, hits, busy)
         closing = [Finish(r.run, None, error=r.error, dead=True) for r in rejected if r.run]
@@ -91,7 +95,7 @@ class SettlesRejects(UsesPorts):
                     retrycount=recheck.retrycount, justid=True,
                 )  # fmt: skip
                 self._queue_wait(pipe, ids, recheck.due_ms)
-            stats.queue_counts(pipe, self.keys, c.stream, plan.counts)
+            stats.queue_counts(pipe, self.keys, c.stream, plan.counts, c.group)
             await self._execute(pipe)
         await self.acked(plan.acks + [r.delivery.entry_id for r in plan.dead])
 
@@ -110,6 +114,12 @@ class SettlesRejects(UsesPorts):
         ids = [r.delivery.entry_id for r in answered]
         for r in answered:
             log.info("acked: it answered a waiting run", extra=r.log_fields(self.config.consumer))
+        await self.client.xack(self.config.stream, self.config.group, *ids)
+        await self.acked(ids)
+
+    async def _ack_passed(self, passed: list[Delivery]) -> None:
+        """Entries this group reads only to let by: another group's (workers/core/fanout.py)."""
+        ids = [d.entry_id for d in passed]
         await self.client.xack(self.config.stream, self.config.group, *ids)
         await self.acked(ids)
 

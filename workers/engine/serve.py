@@ -10,7 +10,7 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Collection, Coroutine, Mapping
+from collections.abc import Collection, Coroutine, Mapping, Sequence
 from typing import Any, cast
 
 from redis.asyncio import Redis
@@ -21,6 +21,7 @@ from workers.core.logs import flush_repeats
 from workers.core.registry import Registry
 from workers.engine.slots import Slots
 from workers.engine.worker import Worker
+from workers.fanout import ensure_groups, lineup, select
 from workers.redis.client_names import worker_client_name
 from workers.redis.connection import aconnect, check_version, is_cluster
 from workers.redis.listener import Handler, Listener
@@ -44,9 +45,11 @@ async def serve(
     budgets: dict[str, Budget] | None = None,
     llm: LLMConfig | None = None,
     channels: Mapping[str, Handler] | None = None,
+    agents: Sequence[str] = (),
 ) -> None:
     """Run the worker until stopped. ``channels``: more handlers for the process's pub/sub
-    listener (the timer's, from runworker), so the process still holds one subscription."""
+    listener (the timer's, from runworker), so the process still holds one subscription.
+    ``agents``: the names ``runworker --agent`` gave (none: every agent)."""
     # Read timeouts must outlast XREADGROUP BLOCK. Bytes that are not UTF-8 stay lone
     # surrogates, never U+FFFD: the entry is a decode-error (its dead letter shows them as
     # escapes, \udcff for 0xFF), not an event that hashes as another one. Every connection
@@ -69,20 +72,23 @@ async def serve(
     gc.set_threshold(YOUNG_GC_THRESHOLD, *gc.get_threshold()[1:])
     # The standard OTEL_* variables switch traces on (docs/observability.md).
     tracing.configure()
+    cluster = is_cluster(client)
+    await create_groups(client, config, registry, agents, cluster)
     workers = partition_workers(
-        config, client, registry, store, budgets, llm, is_cluster(client), channels
+        config, client, registry, store, budgets, llm, cluster, channels, agents
     )
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop_all, workers)
     log.info(
-        "worker %s reading %s as group %s on %s (concurrency %d, %d agent types)",
+        "worker %s reading %s as group%s %s on %s (concurrency %d, %d agents)",
         config.consumer,
         describe_streams(config),
-        config.group,
+        "s" if len({w.config.group for w in workers}) > 1 else "",
+        ", ".join(dict.fromkeys(w.config.group for w in workers)),
         label,
         config.concurrency,
-        len(list(registry)),
+        len([s for s in registry if not s.placeholder]),
     )
     try:
         await run_all(workers)
@@ -103,17 +109,34 @@ def partition_workers(
     llm: LLMConfig | None = None,
     cluster: bool = False,
     channels: Mapping[str, Handler] | None = None,
+    agents: Sequence[str] = (),
 ) -> list[Worker]:
-    """One loop per partition stream (one for an unpartitioned stream), each its own
-    consumer, all on one connection pool, one pub/sub subscription and in one event loop.
-    On a ``cluster`` even one partition has a tagged name: its gate records must share its
-    slot."""
-    configs = config.per_partition(tagged=cluster)
+    """One loop per group per partition stream (one stream when unpartitioned; the home
+    group and one per named agent, ``workers/fanout``), each its own consumer, all on one
+    connection pool, one pub/sub subscription and in one event loop. On a ``cluster`` even
+    one partition has a tagged name: its gate records must share its slot."""
+    loops = lineup(config.per_partition(tagged=cluster), registry, agents)
     slots = Slots(config.concurrency)
     listener = Listener(client)
     for channel, handler in (channels or {}).items():
         listener.register(channel, handler)
-    return [Worker(c, client, registry, store, budgets, llm, slots, listener) for c in configs]
+    return [
+        Worker(loop.config, client, loop.registry, store, budgets, llm, slots, listener)
+        for loop in loops
+    ]
+
+
+async def create_groups(
+    client: Redis, config: EngineConfig, registry: Registry, agents: Sequence[str], cluster: bool
+) -> None:
+    """Before any loop reads: the home group (if read here) first, then every named agent's
+    group, run here or not, so an agent whose workers start later misses nothing."""
+    with_home, _ = select(registry, agents)
+    named = [spec.group(config.group) for spec in registry.named()]
+    for stream in config.layout(cluster).streams:
+        created = await ensure_groups(client, stream, config.group, named, with_home)
+        if created:
+            log.info("created group(s) %s on %s", ", ".join(created), stream)
 
 
 def log_abandoned(workers: list[Worker]) -> None:

@@ -207,7 +207,7 @@ class Settler(SettlesRejects):
         plan = plan_settlement(stored, self.timing)
         async with self.client.pipeline(transaction=False) as pipe:
             self._queue_plan(pipe, plan)
-            stats.queue_counts(pipe, self.keys, self.config.stream, plan.counts)
+            stats.queue_counts(pipe, self.keys, self.config.stream, plan.counts, self.config.group)
             stats.queue_usage(pipe, self.keys, spent_by_type(batch))
             stats.queue_durations(pipe, self.keys, run_durations(batch))
             # In the same round trip: the keys of what left the pending list go on.
@@ -330,7 +330,7 @@ class Settler(SettlesRejects):
         if not any(counts.values()):
             return
         async with self.client.pipeline(transaction=False) as pipe:
-            stats.queue_counts(pipe, self.keys, self.config.stream, counts)
+            stats.queue_counts(pipe, self.keys, self.config.stream, counts, self.config.group)
             await self._execute(pipe)
 
     async def release(self, attempts: list[Attempt], reason: str) -> None:

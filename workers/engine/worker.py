@@ -71,7 +71,10 @@ class Worker(AdmitsBatches):
     ) -> None:
         self.config = config
         self.client = client
+        if registry.whole is registry and registry.named():
+            registry = registry.home()  # named agents run in their own groups' workers
         self.registry = registry
+        self.home = registry.runs_home
         self.store = store
         c = config
         self.gate = Gate(client, c.keys, c.lease_ms, c.done_ttl_s, c.stream, own_connection(client))

@@ -56,4 +56,4 @@ class FailureHooks:
             else:
                 await asyncio.to_thread(hook, event, failure)
         except Exception:
-            log.exception("the on_failure hook of %s failed", spec.name)
+            log.exception("the on_failure hook of %s failed", spec.handler_name)

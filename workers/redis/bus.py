@@ -105,11 +105,12 @@ def _per_master(
     return ids
 
 
-async def ensure_group(client: AsyncRedis, stream: str, group: str) -> bool:
-    """Create the group (and the stream) if missing; it starts at the stream's first entry,
-    so events published before any worker ran are not skipped. True if created."""
+async def ensure_group(client: AsyncRedis, stream: str, group: str, start: str = "0") -> bool:
+    """Create the group (and the stream) if missing; it starts at the stream's first entry
+    (or after ``start``), so events published before any worker ran are not skipped. True
+    if created."""
     try:
-        await client.xgroup_create(stream, group, id="0", mkstream=True)
+        await client.xgroup_create(stream, group, id=start, mkstream=True)
     except redis.ResponseError as exc:
         if "BUSYGROUP" in str(exc):
             return False

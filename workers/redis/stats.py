@@ -33,13 +33,20 @@ COUNTERS = (
 )
 
 
-def queue_counts(pipe: Pipeline, keys: Keys, stream: str, counts: Counter[str]) -> None:
+def queue_counts(
+    pipe: Pipeline, keys: Keys, stream: str, counts: Counter[str], group: str = ""
+) -> None:
+    """Add to the stream's counters, and to its ``group``'s (one agent's, or the home
+    group's: per agent on the console and ``/metrics``)."""
     non_zero = {k: v for k, v in counts.items() if v}
     if not non_zero:
         return
     key = keys.stats(stream)
+    own = keys.group_stats(stream, group) if group else None
     for name, value in non_zero.items():
         pipe.hincrby(key, name, value)
+        if own is not None:
+            pipe.hincrby(own, name, value)
     pipe.sadd(keys.streams_index, stream)
 
 

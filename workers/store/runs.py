@@ -59,11 +59,13 @@ COLUMNS = (
     "status", "attempts", "deliveries", "lease", "fence", "consumer", "created_at", "started_at",
     "finished_at", "duration_ms", "result", "error",
     "llm_calls", "prompt_tokens", "completion_tokens", "cost_usd", "version",
+    "agent", "event_key", "replay_of",
 )  # fmt: skip
 # A run's usage only grows (each attempt reports every stored step's): a row written
 # without any (a dead-lettering, a fence) keeps what an earlier attempt stored.
 USAGE = ("llm_calls", "prompt_tokens", "completion_tokens", "cost_usd")
 UPDATED = [c for c in COLUMNS if c not in ("event_hash", "created_at")]
+KEPT = ("version", "agent", "event_key", "replay_of")
 SUCCEEDED = RunStatus.SUCCEEDED.value
 DEAD = RunStatus.DEAD.value
 CANCELLED = RunStatus.CANCELLED.value
@@ -84,10 +86,10 @@ def upsert_sql(fenced: bool, batch: bool = False) -> str:
     sets = [
         f"{c} = {bigger}({TABLE}.{c}, excluded.{c})" if c in USAGE else f"{c} = excluded.{c}"
         for c in UPDATED
-        if c != "version"
+        if c not in KEPT
     ]
-    # A row written without a version (a dead-lettering by hand) keeps the one it had.
-    sets.append(f"version = COALESCE(NULLIF(excluded.version, ''), {TABLE}.version)")
+    # A row written without these (a dead-lettering by hand) keeps the ones it had.
+    sets += [f"{c} = COALESCE(NULLIF(excluded.{c}, ''), {TABLE}.{c})" for c in KEPT]
     guard = f"{TABLE}.status NOT IN ('{SUCCEEDED}', '{CANCELLED}') AND NOT {dead_entry_fence()}"
     if fenced:
         guard += f" AND ({TABLE}.fence = '' OR {TABLE}.fence = excluded.lease)"
@@ -173,6 +175,7 @@ def _values(
         adapt.json(finish.result if finish else None),
         storable_text(finish.error) if finish else "",
         usage.calls, usage.prompt_tokens, usage.completion_tokens, usage.cost_usd, run.version,
+        run.agent, run.event_key, run.replay_of,
     ]  # fmt: skip
 
 

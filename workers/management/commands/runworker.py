@@ -19,6 +19,7 @@ from workers.core.keys import Keys
 from workers.core.registry import default_registry
 from workers.engine.processes import run_processes, usable_cpus
 from workers.engine.serve import exit_past_lingering_threads, run, serve
+from workers.fanout import select
 from workers.from_settings import (
     engine_config,
     llm_config,
@@ -136,6 +137,16 @@ class Command(BaseCommand):
             ),
         )
         parser.add_argument(
+            "--agent",
+            action="append",
+            metavar="NAME",
+            help=(
+                "run only this agent (repeatable; default: every agent). A named agent "
+                "reads its own group; an agent without a name is named by its event type "
+                "and runs in the home group with every other agent without a name"
+            ),
+        )
+        parser.add_argument(
             "--processes",
             type=processes_arg,
             default=1,
@@ -147,6 +158,11 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
+        agents: list[str] = options["agent"] or []
+        try:
+            select(default_registry, agents)  # an unknown name stops here, before anything
+        except StreamdeskError as exc:
+            raise CommandError(str(exc)) from exc
         unapplied = unapplied_migrations()
         if unapplied:
             raise CommandError(
@@ -169,7 +185,7 @@ class Command(BaseCommand):
         }
         overrides["burst"] = options["burst"] or None
         if options["processes"] > 1:
-            self.supervise(options, overrides)
+            self.supervise(options, overrides, agents)
             return
         older_threads = set(threading.enumerate())
         stop_relay = threading.Event()
@@ -196,6 +212,7 @@ class Command(BaseCommand):
                     rate_budgets(),
                     llm_config(),
                     channels,
+                    agents,
                 )
             )
         except StreamdeskError as exc:
@@ -212,11 +229,14 @@ class Command(BaseCommand):
             # Last: an agent's thread past the drain timeout must not hold the process.
             exit_past_lingering_threads(sys.exc_info()[1], older_threads)
 
-    def supervise(self, options: dict[str, Any], overrides: dict[str, Any]) -> None:
+    def supervise(
+        self, options: dict[str, Any], overrides: dict[str, Any], agents: list[str]
+    ) -> None:
         config = engine_config(**overrides)  # checked here once, not N times in children
+        passed = {k: v for k, v in overrides.items() if v is not None and k != "burst"}
         code = run_processes(
             options["processes"],
-            {k: v for k, v in overrides.items() if v is not None and k != "burst"},
+            passed | ({"agent": agents} if agents else {}),
             burst=bool(options["burst"]),
             relay=bool(options["relay"]),
             recorder=not options["no_history_recorder"],

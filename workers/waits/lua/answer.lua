@@ -14,7 +14,7 @@ local resumed = {}
 for i = 4, #KEYS do
   for _, hash in ipairs(redis.call('SMEMBERS', KEYS[i])) do
     local rec = ARGV[3] .. hash
-    local f = redis.call('HMGET', rec, 'state', 'since', 'envelope', 'shapes', 'shape')
+    local f = redis.call('HMGET', rec, 'state', 'since', 'envelope', 'shapes', 'shape', 'group')
     if f[1] == 'waiting' and (published == 0 or tonumber(f[2]) <= published) then
       redis.call('SREM', KEYS[i], hash)
       if redis.call('HINCRBY', f[4], f[5], -1) <= 0 then redis.call('HDEL', f[4], f[5]) end
@@ -23,7 +23,12 @@ for i = 4, #KEYS do
       redis.call('HSET', rec, 'state', 'answered', 'answer', ARGV[1], 'answered_at', now,
                  'answer_entry', ARGV[5], 'ended_at', now)
       redis.call('PEXPIRE', rec, tonumber(ARGV[4]))
-      redis.call('XADD', KEYS[3], '*', 'event', f[3])
+      -- For the waiting run's group alone: another agent's run of the event is not woken.
+      if f[6] then
+        redis.call('XADD', KEYS[3], '*', 'event', f[3], 'for', f[6])
+      else
+        redis.call('XADD', KEYS[3], '*', 'event', f[3])
+      end
       resumed[#resumed + 1] = hash
     elseif f[1] ~= 'waiting' then
       -- A record gone (expired) or over: it has no business in the index.

@@ -1,0 +1,70 @@
+"""Creating the consumer groups of named agents where each must start.
+
+A named agent's group, created while the home group exists, starts just before the home
+group's oldest pending entry (at its last delivered one when nothing is pending): the new
+agent takes every event the fleet had not finished, and none of the history already done
+(``manage.py replay`` runs that). Before any group exists it starts at the stream's first
+entry, as the home group does, so events published before the first worker are not skipped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, cast
+
+import redis
+from redis.asyncio import Redis
+
+from workers.redis import bus
+
+MAX_SEQ = 18_446_744_073_709_551_615  # the largest sequence number of an entry id
+
+
+def id_before(entry_id: str) -> str:
+    """The entry id just before ``entry_id``: a group created there reads it next."""
+    ms_text, _, seq_text = entry_id.partition("-")
+    ms, seq = int(ms_text), int(seq_text or 0)
+    if seq > 0:
+        return f"{ms}-{seq - 1}"
+    return f"{ms - 1}-{MAX_SEQ}" if ms > 0 else "0"
+
+
+async def start_of(client: Redis, stream: str, home: str) -> str:
+    """Where a new named agent's group on ``stream`` starts (see the module's docstring)."""
+    try:
+        groups = cast(list[dict[str, Any]], await client.xinfo_groups(stream))
+    except redis.ResponseError:  # no such stream yet
+        return "0"
+    found = next((g for g in groups if str(g.get("name")) == home), None)
+    if found is None:
+        return "0"
+    if int(found.get("pending") or 0):
+        summary = await client.xpending(stream, home)
+        oldest = summary.get("min")
+        if oldest:
+            return id_before(str(oldest))
+    return str(found.get("last-delivered-id") or "0")
+
+
+async def ensure_groups(
+    client: Redis, stream: str, home: str, named: Sequence[str], with_home: bool
+) -> list[str]:
+    """Create the home group (if this process reads it) and every named agent's group that
+    is missing on ``stream``. Returns the groups it created."""
+    created: list[str] = []
+    if with_home and await bus.ensure_group(client, stream, home):
+        created.append(home)
+    if not named:
+        return created
+    try:
+        existing = {str(g.get("name")) for g in await client.xinfo_groups(stream)}
+    except redis.ResponseError:
+        existing = set()
+    missing = [g for g in named if g not in existing]
+    if not missing:
+        return created
+    start = await start_of(client, stream, home)
+    for group in missing:
+        if await bus.ensure_group(client, stream, group, start):
+            created.append(group)
+    return created
