@@ -110,10 +110,14 @@ ERRORS = Section(
     "<!-- errors benchmark: begin (written by bench.errors; every bench writer keeps it) -->",
     "<!-- errors benchmark: end -->",
 )
+FANOUT = Section(
+    "<!-- fan-out benchmark: begin (written by bench.fanout; every bench writer keeps it) -->",
+    "<!-- fan-out benchmark: end -->",
+)
 # Document order.
 BLOCKS = (
     CONSOLE, ACTIONS, OUTBOX, WEBHOOKS, RUNTIME, TRACING, PARTITIONS, IDLE, FLOW, TIMERS, WAITS,
-    ERRORS,
+    ERRORS, FANOUT,
 )  # fmt: skip
 
 

@@ -1,0 +1,3 @@
+from bench.fanout.run import main
+
+main()
