@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.db import models
+from django.db.models import Q
 
 from workers.core.steps import Kind
 
@@ -75,10 +76,20 @@ class AgentRun(models.Model):
             models.Index(fields=["subject", "created_at", "id"], name="agentrun_subject_created"),
             # The event page of an entry trimmed from its stream finds its run by entry id.
             models.Index(fields=["stream", "entry_id"], name="agentrun_entry"),
-            # An event's runs, one per agent and replay (the event page, side by side).
-            models.Index(fields=["event_key"], name="agentrun_event_key"),
-            # The Runs page by agent.
-            models.Index(fields=["agent", "created_at", "id"], name="agentrun_agent_created"),
+            # Partial indexes, of named agents' runs and of replays only: the rows of agents
+            # without a name (every row before names, and the hot path of most
+            # deployments) pay no index upkeep for them. An event's other runs (the event
+            # page, side by side): those of named agents by event_key (``agent <> ''``),
+            # replays by the run they repeat. The Runs page by a named agent.
+            models.Index(fields=["event_key"], name="agentrun_named_event", condition=~Q(agent="")),
+            models.Index(
+                fields=["replay_of"], name="agentrun_replay_of", condition=~Q(replay_of="")
+            ),
+            models.Index(
+                fields=["agent", "created_at", "id"],
+                name="agentrun_named_created",
+                condition=~Q(agent=""),
+            ),
         ]
 
     def __str__(self) -> str:
