@@ -27,6 +27,7 @@ from workers.redis.connection import aconnect, check_version, is_cluster
 from workers.redis.listener import Handler, Listener
 from workers.runtime.llm.config import LLMConfig
 from workers.runtime.ratelimit import Budget
+from workers.store.dbwriter import DbWriter
 from workers.store.protocols import RunStore
 
 log = logging.getLogger("streamdesk.worker")
@@ -120,8 +121,9 @@ def partition_workers(
     listener = Listener(client)
     for channel, handler in (channels or {}).items():
         listener.register(channel, handler)
+    db = DbWriter(store)
     return [
-        Worker(loop.config, client, loop.registry, store, budgets, llm, slots, listener)
+        Worker(loop.config, client, loop.registry, store, budgets, llm, slots, listener, db)
         for loop in loops
     ]
 

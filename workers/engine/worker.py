@@ -68,6 +68,7 @@ class Worker(AdmitsBatches):
         llm: LLMConfig | None = None,
         slots: Slots | None = None,
         listener: Listener | None = None,
+        db: DbWriter | None = None,
     ) -> None:
         self.config = config
         self.client = client
@@ -75,6 +76,7 @@ class Worker(AdmitsBatches):
             registry = registry.home()  # named agents run in their own groups' workers
         self.registry = registry
         self.home = registry.runs_home
+        self.chores_only = self.home and not any(True for _ in registry)
         self.store = store
         c = config
         self.gate = Gate(client, c.keys, c.lease_ms, c.done_ttl_s, c.stream, own_connection(client))
@@ -109,7 +111,7 @@ class Worker(AdmitsBatches):
         self.processed = 0
         self.started_ms = int(time.time() * 1000)
         # One thread owns the database connection; agents' sync code gets its own pool.
-        self.db = DbWriter(store)
+        self.db = (db or DbWriter(store)).join()  # the process's, shared by its loops
         self.done_check = DoneCheck(self.db, store)
         self.timeline = Timeline(config, functools.partial(self.db.post, store.record))
         self._agents = ThreadPoolExecutor(config.concurrency, thread_name_prefix="streamdesk-agent")
@@ -302,7 +304,11 @@ class Worker(AdmitsBatches):
 
     def free_slots(self) -> int:
         """Agents may run ``concurrency`` at once; finished ones waiting to be settled take no
-        slot, but their backlog is bounded so a slow database slows reading down."""
+        slot, but their backlog is bounded so a slow database slows reading down. A home
+        group without agents (every agent named) only lets entries by or dead-letters
+        them: it reads whole batches, whatever the agents of the other groups hold."""
+        if self.chores_only:
+            return self.config.batch_size
         backlog_cap = self.config.concurrency + 2 * self.config.batch_size
         return min(self.slots.free(), backlog_cap - len(self.inflight))
 

@@ -45,6 +45,15 @@ class DbWriter:
         self._posted: dict[Callable[[list[Any]], Any], list[Any]] = {}
         self._drainer: asyncio.Task[None] | None = None
         self._idle = {self._writer: _Idle(), self._reader: _Idle()}
+        # The loops of one process share one writer (each ``join``s): their writes group
+        # into one transaction, and one connection writes (two writers on one SQLite file
+        # wait on each other's locks). The last to ``close`` closes it.
+        self._users = 0
+
+    def join(self) -> DbWriter:
+        """One more loop writes through this writer; each calls ``close`` once."""
+        self._users += 1
+        return self
 
     async def call(self, fn: Callable[[Any], T], arg: Any) -> T:
         """A write: shares a transaction with the other writes queued meanwhile."""
@@ -138,9 +147,13 @@ class DbWriter:
             return (False, exc)
 
     async def close(self) -> None:
-        """After the queued writes, posted ones included."""
+        """After the queued writes, posted ones included; a shared writer waits for its
+        last user (the others' writes are flushed meanwhile)."""
         if self._drainer is not None:
             await asyncio.wait([self._drainer])
+        self._users -= 1
+        if self._users > 0:
+            return
         loop = asyncio.get_running_loop()
         for executor, idle in self._idle.items():
             if idle.timer is not None:
