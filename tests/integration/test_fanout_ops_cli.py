@@ -13,9 +13,9 @@ import redis
 from django.core.management import CommandError, call_command
 from pydantic import BaseModel
 
-from tests.support.entries import DEAD, STREAM, pending_entries
+from tests.support.entries import DEAD, STREAM, dead_letters, event, pending_entries
 from workers.core.events import decode_envelope, event_hash
-from workers.core.fanout import run_hash
+from workers.core.fanout import TARGET_FIELD, run_hash
 from workers.core.keys import Keys
 from workers.core.registry import AgentSpec, default_registry
 from workers.models import AgentRun
@@ -133,3 +133,18 @@ def test_streams_names_each_group_agent_with_its_counters(
         None,
     )
     assert groups[B]["counters"] == {"processed": 7, "dead_lettered": 2}
+
+
+def test_redrive_and_purge_with_agent_take_its_letters_alone(
+    r: redis.Redis, agent_b: AgentSpec
+) -> None:
+    dead_letters(r, 2)  # the home group's
+    raw = event(5)
+    b_id = r.xadd(DEAD, {"event": raw, "stream": STREAM, "group": B, "reason": "max-deliveries"})
+    out = json.loads(run("redrive", "--all", "--agent", "summarise", "--json"))
+    assert (out["outcome"], out["count"]) == ("ok", 1)
+    [(_, fields)] = r.xrange(STREAM)
+    assert (fields["event"], fields[TARGET_FIELD], fields["retry_of"]) == (raw, B, b_id)
+    out = json.loads(run("purge", "--all", "--agent", "demo.echo", "--reason", "x", "--json"))
+    assert (out["outcome"], out["count"]) == ("ok", 2)
+    assert r.xlen(DEAD) == 0

@@ -115,6 +115,12 @@ def add_filter(parser: ArgumentParser) -> None:
     )
     parser.add_argument("--since", help="dead-lettered at or after: ISO time (UTC) or epoch ms")
     parser.add_argument("--until", help="dead-lettered before: ISO time (UTC) or epoch ms")
+    parser.add_argument(
+        "--agent",
+        metavar="NAME",
+        help="only letters of the agent named NAME (dead-lettered in its group; an agent "
+        "without a name is named by its event type: the home group's letters)",
+    )
 
 
 def where_each(options: dict[str, Any]) -> list[str]:
@@ -163,11 +169,13 @@ def parse_time_ms(text: str | None, flag: str) -> int:
 
 def dead_filter(options: dict[str, Any]) -> DeadFilter | None:
     """The filter the flags describe; None when no filter flag (nor ``--all``) was given."""
+    agent = options.get("agent")
     f = DeadFilter(
         type=options["type"],
         reason=options["letter_reason"],
         since_ms=parse_time_ms(options["since"], "--since"),
         until_ms=parse_time_ms(options["until"], "--until"),
+        group=agent_group(agent, engine_config().group) if agent else "",
     )
     return f if options["all"] or f != DeadFilter() else None
 

@@ -75,9 +75,14 @@ class DeadFilter:
     reason: str = ""  # exact dead-letter reason, "" = any
     since_ms: int = 0  # dead-lettered at or after (the dead entry id's ms), 0 = any
     until_ms: int = 0  # before, 0 = any
+    # The consumer group that dead-lettered it, "" = any: one agent's letters, when several
+    # agents take a type (each its own group, workers/core/fanout.py).
+    group: str = ""
 
     def matches(self, dead_id: str, fields: dict[str, str]) -> bool:
         if self.reason and fields.get("reason") != self.reason:
+            return False
+        if self.group and fields.get("group") != self.group:
             return False
         ms = entry_ms(dead_id)
         if ms < self.since_ms or (self.until_ms and ms >= self.until_ms):

@@ -171,9 +171,10 @@ class Command(BaseCommand):
         parser.add_argument("--json", action="store_true", help="print one JSON object")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        client, config = redis_client(), engine_config()
+        config = engine_config()
         try:
             # The console's own reader: the same figures, from summaries only.
+            client = redis_client()
             sample = collect(client, config.keys, configured_streams())
             counters = group_counters(client, config.keys, sample)
         except (StreamdeskError, redis.RedisError) as exc:
