@@ -15,13 +15,14 @@ import redis
 from pydantic import BaseModel
 
 from tests.support.engine import STREAM, run_fleet
-from tests.support.entries import ALICE, DEAD, KEYS
+from tests.support.entries import ALICE, DEAD, KEYS, pending_entries
 from workers import operations
 from workers.core.config import EngineConfig
 from workers.core.events import decode_envelope, event_hash
 from workers.core.fanout import TARGET_FIELD, run_hash
 from workers.core.registry import Registry
 from workers.models import AgentRun
+from workers.operations import DIRECT_MAX, jobs
 from workers.operations.actions import DeadFilter
 from workers.redis.consumers import Target
 
@@ -211,3 +212,26 @@ def test_cancel_of_pending_rows_in_b_group_cancels_b_run(
     assert (out.outcome, out.count) == ("ok", 1)
     assert r.hget(KEYS.gate(run_hash(h, "summarise")), "state") == "cancelled"
     assert r.hget(KEYS.gate(h), "state") == "done"
+
+
+def test_dead_letter_job_in_b_group_keeps_the_home_group_it_was_asked_under(
+    r: redis.Redis,
+) -> None:
+    """Over 1,000 ids the action is a bulk job, run later by any runner: it acts on the
+    runs of the group's agent under the home group the action was given (here not the
+    default one), though A's runs of the same events are done."""
+    home, group = "fleet", "fleet:summarise"
+    ids = pending_entries(r, DIRECT_MAX + 1, group=group)
+    raws = [fields["event"] for _, fields in r.xrange(STREAM)]
+    with r.pipeline(transaction=False) as pipe:
+        for raw in raws:  # A (the home agent) ran every one of them
+            pipe.hset(KEYS.gate(event_hash(decode_envelope(raw))), "state", "done")
+        pipe.execute()
+    out = operations.dead_letter(
+        ALICE, STREAM, group, ids, "bad batch", client=r, keys=KEYS, home=home
+    )
+    assert out.outcome == "queued" and out.job_id is not None
+    job = jobs.run(out.job_id, r, KEYS, "test-runner")
+    assert (job.status, job.done, job.skipped) == ("done", DIRECT_MAX + 1, 0)
+    assert set(AgentRun.objects.values_list("agent", "status")) == {("summarise", "dead")}
+    assert AgentRun.objects.count() == DIRECT_MAX + 1
