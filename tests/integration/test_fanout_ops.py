@@ -18,8 +18,9 @@ from tests.support.engine import STREAM, run_fleet
 from tests.support.entries import ALICE, DEAD, KEYS, pending_entries
 from workers import operations
 from workers.core.config import EngineConfig
+from workers.core.errors import ActionRefused
 from workers.core.events import decode_envelope, event_hash
-from workers.core.fanout import TARGET_FIELD, run_hash
+from workers.core.fanout import REPLAY_FIELD, TARGET_FIELD, run_hash
 from workers.core.registry import Registry
 from workers.models import AgentRun
 from workers.operations import DIRECT_MAX, jobs
@@ -235,3 +236,29 @@ def test_dead_letter_job_in_b_group_keeps_the_home_group_it_was_asked_under(
     assert (job.status, job.done, job.skipped) == ("done", DIRECT_MAX + 1, 0)
     assert set(AgentRun.objects.values_list("agent", "status")) == {("summarise", "dead")}
     assert AgentRun.objects.count() == DIRECT_MAX + 1
+
+
+def test_force_rerun_of_a_replay_reruns_the_replay(
+    r: redis.Redis, redis_url: str, config: EngineConfig
+) -> None:
+    """A forced replay's run is keyed by its salt: its re-run carries the salt, so it is
+    the replay that runs again, not a hit on the first run."""
+    registry = agents(failing=set())
+    [h] = publish(r, 1)
+    raw = r.xrange(STREAM)[0][1]["event"]
+    r.xadd(STREAM, {"event": raw, TARGET_FIELD: B, REPLAY_FIELD: "job-7"})
+    run_fleet(redis_url, config, registry)
+    replay = AgentRun.objects.get(replay_of=run_hash(h, "summarise"))
+    assert replay.event_hash == run_hash(h, "summarise", "job-7")
+    out = operations.force_rerun(ALICE, replay.event_hash, "again", client=r, keys=KEYS)
+    [(_, fields)] = r.xrange(STREAM, out.new_ids[0], out.new_ids[0])
+    assert (fields[TARGET_FIELD], fields[REPLAY_FIELD]) == (B, "job-7")
+    run_fleet(redis_url, config, registry)
+    again = AgentRun.objects.get(pk=replay.pk)
+    assert again.status == "succeeded" and again.finished_at > replay.finished_at  # type: ignore[operator]
+    assert AgentRun.objects.count() == 3  # A's run, B's first run and B's replay
+    # Its entry gone (its event still in a dead letter): the salt went with the entry.
+    r.xdel(STREAM, again.entry_id)
+    r.xadd(DEAD, {"event": raw, "stream": STREAM, "entry_id": again.entry_id, "group": B})
+    with pytest.raises(ActionRefused, match="is a replay and its stream entry"):
+        operations.force_rerun(ALICE, replay.event_hash, "again", client=r, keys=KEYS)

@@ -15,7 +15,7 @@ from typing import Any, cast
 
 import redis
 
-from workers.core.fanout import TARGET_FIELD
+from workers.core.fanout import REPLAY_FIELD, TARGET_FIELD
 from workers.core.keys import EVENT_FIELD, Keys, dead_stream
 from workers.core.lua import lua_script
 from workers.redis.deadletter import ERROR_GROUPS
@@ -190,12 +190,20 @@ def purge(client: redis.Redis, stream: str, dead_ids: list[str]) -> ActionResult
 
 
 def republish(
-    client: redis.Redis, stream: str, raw_event: str, rerun_of: str, group: str = ""
+    client: redis.Redis,
+    stream: str,
+    raw_event: str,
+    rerun_of: str,
+    group: str = "",
+    replay: str = "",
 ) -> str:
     """XADD the event again (``rerun_of`` says what it repeats), for ``group`` alone if given
-    (``for``: the other agents' groups ack it unread, so only that agent runs it again);
-    returns the new entry id."""
+    (``for``: the other agents' groups ack it unread, so only that agent runs it again),
+    with a forced replay's salt if it repeats one (its run is keyed by it); returns the new
+    entry id."""
     fields: dict[Any, Any] = {EVENT_FIELD: raw_event, "rerun_of": rerun_of}
     if group:
         fields[TARGET_FIELD] = group
+    if replay:
+        fields[REPLAY_FIELD] = replay
     return str(client.xadd(stream, fields))

@@ -16,7 +16,7 @@ import redis
 
 from workers.core.errors import ActionRefused
 from workers.core.events import stored_hash
-from workers.core.fanout import group_of
+from workers.core.fanout import REPLAY_FIELD, group_of, run_hash
 from workers.core.keys import DEFAULT_GROUP, Keys
 from workers.models import AgentRun, GraphCheckpoint, GraphWrite, RunStatus, StepResult
 from workers.operations import actions, inputs, lookup, steps
@@ -53,7 +53,7 @@ def force(entry: Entry, client: redis.Redis, keys: Keys, event_hash: str, home: 
     """Fills ``entry`` as it goes, so a failure half way is recorded with what was done."""
     run = finished_run(event_hash)
     entry.stream = run.stream
-    raw = original_event(client, run)
+    raw, salt = original_event(client, run), replay_salt(client, run)
     actions.clear_gate(client, keys, event_hash, run.stream)
     entry.detail = "gate record cleared"
     changed = AgentRun.objects.filter(pk=run.pk, status__in=FINISHED).update(
@@ -66,7 +66,9 @@ def force(entry: Entry, client: redis.Redis, keys: Keys, event_hash: str, home: 
     entry.detail += f"; run marked failed (was {run.status})"
     forgotten = forget_progress(event_hash)
     group = group_of(home, run.agent)
-    new_id = actions.republish(client, run.stream, raw, rerun_of=run.entry_id, group=group)
+    new_id = actions.republish(
+        client, run.stream, raw, rerun_of=run.entry_id, group=group, replay=salt
+    )
     entry.count, entry.done_ids, entry.new_ids = 1, [run.entry_id], [new_id]
     entry.detail = (
         f"re-published {run.entry_id} as {new_id} (the run was {run.status}; "
@@ -109,6 +111,21 @@ def original_event(client: redis.Redis, run: AgentRun) -> str:
             f"stream entry {run.entry_id} now holds another event (the stream was recreated?)"
         )
     return raw
+
+
+def replay_salt(client: redis.Redis, run: AgentRun) -> str:
+    """A forced replay's run is keyed by its salt (``REPLAY_FIELD`` on its entry, alone):
+    its re-run carries it, or it would be the first run's again (a hit, nothing run). ""
+    for any other run; refused when the entry that had it is gone."""
+    if not run.replay_of:
+        return ""
+    salt = (lookup.entry_fields(client, run.stream, run.entry_id) or {}).get(REPLAY_FIELD, "")
+    if not salt or run_hash(run.event_key, run.agent, salt) != run.event_hash:
+        raise ActionRefused(
+            f"run {run.event_hash[:12]} is a replay and its stream entry {run.entry_id} is "
+            "gone: replay the event again instead"
+        )
+    return salt
 
 
 def _from_dead_letters(client: redis.Redis, run: AgentRun) -> str | None:
