@@ -92,6 +92,9 @@ def test_dead_letter_by_hand_in_b_group_closes_b_row_not_a(
     assert (out.outcome, out.count, out.skipped) == ("ok", 3, 0)
     assert {f["group"] for _, f in r.xrange(DEAD)} == {B}
     assert r.xpending(STREAM, B)["pending"] == 0
+    # Counted as B's, as B's own dead letters are (the console's per-agent figures).
+    assert group_stat(r, B, "dead_lettered") == "3"
+    assert group_stat(r, HOME, "dead_lettered") is None
     for n, h in enumerate(hashes, start=1):
         a, b = row("", n), row("summarise", n)
         assert (a.event_hash, a.status, a.attempts) == (h, "succeeded", 1)
@@ -198,6 +201,7 @@ def test_cancel_of_b_waiting_run_leaves_a_run_pending(
     assert r.xpending(STREAM, HOME)["pending"] == 1  # A's run of the event is A's
     assert r.hget(KEYS.gate(run_hash(h, "summarise")), "state") == "cancelled"
     assert not r.exists(KEYS.gate(h))
+    assert (group_stat(r, B, "cancelled"), group_stat(r, HOME, "cancelled")) == ("1", None)
 
 
 def test_cancel_of_pending_rows_in_b_group_cancels_b_run(

@@ -119,6 +119,8 @@ def cancel_gate(
     for group, entry_id in entries:
         args += [group, entry_id]
     script_keys = [keys.gate(event_hash, stream), stream, keys.stats(stream)]
+    # Counted for the run's group too (its agent's counters), as a worker's cancel is.
+    script_keys += [keys.group_stats(stream, entries[0][0])] if entries else []
     status, acked = cast(list[Any], client.register_script(CANCEL)(keys=script_keys, args=args))
     return str(status), int(acked)
 
@@ -143,6 +145,7 @@ def dead_letter_chunk(
     args: list[Any] = [group, reason, by, dead_at, hold_ms, HOLDER_PREFIX]
     for entry_id, gate in entries:
         args += [entry_id, index.get(gate, 0)]
-    script_keys = [stream, dead_stream(stream), keys.stats(stream), *records]
+    own = keys.group_stats(stream, group)  # the group's agent's counters
+    script_keys = [stream, dead_stream(stream), keys.stats(stream), own, *records]
     statuses = client.register_script(DEAD_LETTER)(keys=script_keys, args=args)
     return [str(s) for s in cast(list[Any], statuses)]
