@@ -269,12 +269,14 @@ def test_streams_json_matches_what_happened(
     # The worker's chores trimmed by retention: nothing, as every entry is new.
     assert data["streams"][0].pop("first_id") == r.xrange(STREAM, count=1)[0][0]
     assert data["streams"][0].pop("retention")["trimmed"] == 0
+    # The home group's own counters: its agents ran everything here.
+    assert data["streams"][0]["groups"][0].pop("counters")["processed"] == 5
     assert data["streams"] == [
         {
             "name": STREAM,
             "length": 8,
             "dead_letters": 2,
-            "groups": [{"name": "agents", "consumers": 1, "pending": 0, "lag": 0}],
+            "groups": [{"name": "agents", "agent": "", "consumers": 1, "pending": 0, "lag": 0}],
         }
     ]
     got = {k: data[k] for k in ("processed", "failed", "dead_lettered", "idempotency_hits")}

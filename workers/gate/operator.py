@@ -15,6 +15,7 @@ import redis
 
 from workers.core.errors import ActionRefused
 from workers.core.events import stored_hash
+from workers.core.fanout import run_hash
 from workers.core.keys import Keys, dead_stream
 from workers.gate.scripts import lua
 from workers.gate.states import HOLDER_PREFIX, GateState
@@ -26,19 +27,20 @@ DEAD_LETTER = lua("dead_letter")
 READ_CHUNK = 500
 
 
-def gate_key(keys: Keys, raw_event: str | None, stream: str = "") -> str:
-    """The gate record of a raw event of ``stream`` (a partition's are in its slot), "" if
-    it does not decode (it never had one)."""
+def gate_key(keys: Keys, raw_event: str | None, stream: str = "", agent: str = "") -> str:
+    """The gate record of agent ``agent``'s run of a raw event of ``stream`` (a partition's
+    are in its slot; each agent has its own, workers/core/fanout.py), "" if the event does
+    not decode (it never had one)."""
     event_hash = stored_hash(raw_event)
-    return keys.gate(event_hash, stream) if event_hash else ""
+    return keys.gate(run_hash(event_hash, agent), stream) if event_hash else ""
 
 
 def gate_done(
-    client: redis.Redis, keys: Keys, raw_events: list[str], stream: str = ""
+    client: redis.Redis, keys: Keys, raw_events: list[str], stream: str = "", agent: str = ""
 ) -> list[bool]:
-    """Per raw event of ``stream``: does its gate record say done? (A redrive of it would be
-    a hit.) An event that does not decode has no record: False."""
-    records = [gate_key(keys, raw, stream) for raw in raw_events]
+    """Per raw event of ``stream``: does agent ``agent``'s gate record say done? (A redrive
+    of it would be a hit.) An event that does not decode has no record: False."""
+    records = [gate_key(keys, raw, stream, agent) for raw in raw_events]
     states: dict[str, Any] = {}
     unique = sorted({r for r in records if r})
     for start in range(0, len(unique), READ_CHUNK):
@@ -117,6 +119,8 @@ def cancel_gate(
     for group, entry_id in entries:
         args += [group, entry_id]
     script_keys = [keys.gate(event_hash, stream), stream, keys.stats(stream)]
+    # Counted for the run's group too (its agent's counters), as a worker's cancel is.
+    script_keys += [keys.group_stats(stream, entries[0][0])] if entries else []
     status, acked = cast(list[Any], client.register_script(CANCEL)(keys=script_keys, args=args))
     return str(status), int(acked)
 
@@ -141,6 +145,7 @@ def dead_letter_chunk(
     args: list[Any] = [group, reason, by, dead_at, hold_ms, HOLDER_PREFIX]
     for entry_id, gate in entries:
         args += [entry_id, index.get(gate, 0)]
-    script_keys = [stream, dead_stream(stream), keys.stats(stream), *records]
+    own = keys.group_stats(stream, group)  # the group's agent's counters
+    script_keys = [stream, dead_stream(stream), keys.stats(stream), own, *records]
     statuses = client.register_script(DEAD_LETTER)(keys=script_keys, args=args)
     return [str(s) for s in cast(list[Any], statuses)]

@@ -18,10 +18,11 @@ from typing import Any
 import redis
 from django.core.management.base import BaseCommand, CommandError
 
-from workers.core.errors import StreamdeskError
+from workers.core.errors import InvalidAction, StreamdeskError
+from workers.core.registry import AgentSpec, Registry, default_registry
 from workers.from_settings import engine_config, redis_client, stream_partitions
 from workers.models import BulkJob, Door, JobStatus
-from workers.operations import jobs
+from workers.operations import inputs, jobs
 from workers.operations.actions import DeadFilter
 from workers.store.audit import ActionOutcome, Actor, Result
 
@@ -40,7 +41,51 @@ def cli_actor() -> Actor:
 def add_where(parser: ArgumentParser, group: bool = True) -> None:
     parser.add_argument("--stream", help="the stream (default: the engine's, STREAMDESK_STREAM)")
     if group:
-        parser.add_argument("--group", help="the consumer group (default: the engine's)")
+        which = parser.add_mutually_exclusive_group()
+        which.add_argument("--group", help="the consumer group (default: the engine's home group)")
+        which.add_argument(
+            "--agent",
+            metavar="NAME",
+            help="the group of the agent named NAME (@agent(name=NAME): agents:NAME; an "
+            "agent without a name is named by its event type: the home group)",
+        )
+
+
+def named_agent(name: str, registry: Registry = default_registry) -> AgentSpec:
+    """The agent ``name`` names (as ``runworker --agent`` does: a named agent, or a type's
+    agent without a name by its type): CommandError naming the agents there are if none."""
+    spec = registry.by_name(name)
+    if spec is None:
+        known = ", ".join(sorted(s.name for s in registry if not s.placeholder)) or "none"
+        raise CommandError(f"no agent is named {name!r} (the agents: {known})")
+    return spec
+
+
+def agent_group(name: str, home: str, registry: Registry = default_registry) -> str:
+    """The consumer group of the agent ``name``."""
+    return named_agent(name, registry).group(home)
+
+
+def add_run_agent(parser: ArgumentParser) -> None:
+    parser.add_argument(
+        "--agent",
+        metavar="NAME",
+        help="EVENT_HASH is then the event's own hash, and the run meant is that agent's "
+        "(each agent runs an event under a hash of its own)",
+    )
+
+
+def run_of(event_hash: str, agent: str | None) -> str:
+    """The run hash a command means: ``event_hash`` itself, or with ``--agent`` that agent's
+    run of the event ``event_hash`` names (checked first: a run hash of a malformed one
+    would look well formed)."""
+    if not agent:
+        return event_hash
+    spec = named_agent(agent)
+    try:
+        return spec.run_hash(inputs.event_hash(event_hash))
+    except InvalidAction as exc:
+        raise CommandError(str(exc)) from exc
 
 
 def add_output(parser: ArgumentParser, dry_run: bool = True, background: bool = False) -> None:
@@ -70,6 +115,12 @@ def add_filter(parser: ArgumentParser) -> None:
     )
     parser.add_argument("--since", help="dead-lettered at or after: ISO time (UTC) or epoch ms")
     parser.add_argument("--until", help="dead-lettered before: ISO time (UTC) or epoch ms")
+    parser.add_argument(
+        "--agent",
+        metavar="NAME",
+        help="only letters of the agent named NAME (dead-lettered in its group; an agent "
+        "without a name is named by its event type: the home group's letters)",
+    )
 
 
 def where_each(options: dict[str, Any]) -> list[str]:
@@ -83,9 +134,10 @@ def where_each(options: dict[str, Any]) -> list[str]:
 
 
 def where(options: dict[str, Any], whole_stream: bool = False) -> tuple[str, str]:
-    """The stream and group the flags name (the engine's by default). A partitioned stream's
-    entries live in its partitions: an action on entries must name one, except one that
-    acts on the whole stream (``whole_stream``: pause, resume)."""
+    """The stream and group the flags name (the engine's by default; ``--agent``: that
+    agent's group). A partitioned stream's entries live in its partitions: an action on
+    entries must name one, except one that acts on the whole stream (``whole_stream``:
+    pause, resume)."""
     config = engine_config()
     stream = options.get("stream") or config.stream
     streams = stream_partitions(stream)
@@ -94,6 +146,11 @@ def where(options: dict[str, Any], whole_stream: bool = False) -> tuple[str, str
             f"{stream} is split into {len(streams)} partitions (STREAMDESK_PARTITIONS) and "
             f"this acts on the entries of one: name it with --stream ({', '.join(streams)})"
         )
+    if options.get("agent"):
+        # argparse refuses both on a command line; call_command passes options unchecked.
+        if options.get("group"):
+            raise CommandError("give --agent or --group, not both")
+        return stream, agent_group(options["agent"], config.group)
     return stream, options.get("group") or config.group
 
 
@@ -112,11 +169,13 @@ def parse_time_ms(text: str | None, flag: str) -> int:
 
 def dead_filter(options: dict[str, Any]) -> DeadFilter | None:
     """The filter the flags describe; None when no filter flag (nor ``--all``) was given."""
+    agent = options.get("agent")
     f = DeadFilter(
         type=options["type"],
         reason=options["letter_reason"],
         since_ms=parse_time_ms(options["since"], "--since"),
         until_ms=parse_time_ms(options["until"], "--until"),
+        group=agent_group(agent, engine_config().group) if agent else "",
     )
     return f if options["all"] or f != DeadFilter() else None
 

@@ -15,10 +15,13 @@ names the job.
 
 Every action takes the Redis client and the key names (``client``, ``keys``) from its caller:
 nothing here reads process-wide settings (the console and the CLI pass
-``workers.from_settings.action_args()``). The actions live by family: ``pending.py``,
-``dead_letters.py``, ``error_groups.py`` (a whole error group, as a job), ``rerun.py``
-(results), ``cancel.py``, ``answer.py`` (waiting runs) and ``groups.py``; this module is
-their one door.
+``workers.from_settings.action_args()``). Those that hash a group's entries or letters, or
+act on a run (retry, dead-letter, cancel, redrive, purge, its preview, force re-run) also
+take ``home``, the home group's name (``EngineConfig.group``, ``agents`` by default): a
+group's entries are its agent's runs (workers/core/fanout.py), never another agent's.
+The actions live by family: ``pending.py``, ``dead_letters.py``, ``error_groups.py`` (a
+whole error group, as a job), ``rerun.py`` (results), ``cancel.py``, ``answer.py`` (waiting
+runs) and ``groups.py``; this module is their one door.
 """
 
 from workers.operations.answer import answer

@@ -18,7 +18,8 @@ from typing import Any, cast
 import redis
 
 from workers.core.errors import ActionRefused
-from workers.core.keys import EVENT_FIELD, Keys
+from workers.core.fanout import agent_of
+from workers.core.keys import DEFAULT_GROUP, EVENT_FIELD, Keys
 from workers.core.lua import lua_script
 from workers.gate import HOLDER_PREFIX, clear_gate, dead_letter_chunk, gate_done, gate_key
 from workers.operations.redrive import (
@@ -41,6 +42,7 @@ __all__ = [
     "ActionResult",
     "DeadFilter",
     "Pause",
+    "agent_in",
     "claim",
     "clear_gate",
     "dead_letter",
@@ -81,6 +83,14 @@ SKIP_REASONS = {
 def describe_skips(why: Counter[str]) -> str:
     """``"2 not pending, 1 running now"``: why ids were skipped, for the audit record."""
     return ", ".join(f"{n} {SKIP_REASONS.get(k, k)}" for k, n in why.items() if n)
+
+
+def agent_in(home: str, group: str) -> str:
+    """Whose runs a group's entries are (workers/core/fanout.py): its agent's name, "" for
+    the home group's agents. A group that is not one of ``home``'s (an operator's own, another
+    fleet's) runs no agent of ours: its entries' records are the events' own, as before
+    agents had names."""
+    return agent_of(home, group) or ""
 
 
 # -- pending entries ---------------------------------------------------------------------
@@ -142,22 +152,31 @@ def remove_consumer(client: redis.Redis, stream: str, group: str, consumer: str)
 
 
 def retry_now(
-    client: redis.Redis, stream: str, group: str, ids: list[str], idle_ms: int, *, keys: Keys
+    client: redis.Redis,
+    stream: str,
+    group: str,
+    ids: list[str],
+    idle_ms: int,
+    *,
+    keys: Keys,
+    home: str = DEFAULT_GROUP,
 ) -> ActionResult:
     """Make pending entries look idle for ``idle_ms`` (more than the workers' claim idle
     time), so the next reclaim by any live worker takes them. Owner, delivery count, entry
     id and event hash stay the same: the gate still decides whether anything runs.
 
     An entry whose event an agent runs now is left alone and the detail names where it
-    runs: a reclaim would find it busy, run nothing and only add a delivery."""
+    runs: a reclaim would find it busy, run nothing and only add a delivery. ``home``: the
+    home group's name, which says whose run (which gate record) a group's entry is."""
     if idle_ms < 0:
         raise ValueError(f"idle_ms must be >= 0, got {idle_ms}")
     valid, malformed = split_ids(ids)
     script = client.register_script(RETRY_NOW)
     done: list[str] = []
     running: list[str] = []  # the consumers running them
+    agent = agent_in(home, group)
     for chunk in chunks(valid):
-        gates = gate_keys(client, keys, stream, chunk)
+        gates = gate_keys(client, keys, stream, chunk, agent)
         records = sorted({g for g in gates if g})
         index = {key: n for n, key in enumerate(records, start=1)}
         args: list[Any] = [group, idle_ms, HOLDER_PREFIX]
@@ -195,6 +214,7 @@ def dead_letter(
     *,
     keys: Keys,
     hold_ms: int = DEAD_LETTER_HOLD_MS,
+    home: str = DEFAULT_GROUP,
 ) -> ActionResult:
     """Move pending entries to ``<stream>:dead`` and ack them, one Lua call per chunk.
 
@@ -202,13 +222,16 @@ def dead_letter(
     already run (dead-lettering those would put an event that ran among the dead), and
     pending entries whose payload was deleted (those are acked: nothing is left to keep).
     ``keys`` names the gate records: the caller's, so a deployment with its own prefix
-    holds its own events' records."""
+    holds its own events' records; ``home`` (the home group) says whose: the group's agent's
+    run of each event is held and checked, never another agent's."""
     valid, malformed = split_ids(ids)
     dead_at = datetime.now(UTC).isoformat()
     done: list[str] = []
     why = Counter(malformed=len(malformed))
+    agent = agent_in(home, group)
     for chunk in chunks(valid):
-        entries = list(zip(chunk, gate_keys(client, keys, stream, chunk), strict=True))
+        gates = gate_keys(client, keys, stream, chunk, agent)
+        entries = list(zip(chunk, gates, strict=True))
         statuses = dead_letter_chunk(
             client,
             keys,
@@ -230,15 +253,19 @@ def dead_letter(
     return ActionResult(done, not_done(ids, done), detail=describe_skips(why))
 
 
-def gate_keys(client: redis.Redis, keys: Keys, stream: str, ids: list[str]) -> list[str]:
-    """The gate record of each entry's event ("" for an entry that is gone or does not
-    decode), from one pipelined read. Entries never change, so the hash stays right."""
+def gate_keys(
+    client: redis.Redis, keys: Keys, stream: str, ids: list[str], agent: str = ""
+) -> list[str]:
+    """The gate record of agent ``agent``'s run of each entry's event ("" for an entry that
+    is gone or does not decode), from one pipelined read. Entries never change, so the hash
+    stays right."""
     with client.pipeline(transaction=False) as pipe:
         for entry_id in ids:
             pipe.xrange(stream, entry_id, entry_id, count=1)
         replies = pipe.execute()
     return [
-        gate_key(keys, reply[0][1].get(EVENT_FIELD) if reply else None, stream) for reply in replies
+        gate_key(keys, reply[0][1].get(EVENT_FIELD) if reply else None, stream, agent)
+        for reply in replies
     ]
 
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import redis
 
 from workers.core.errors import InvalidAction
-from workers.core.keys import Keys
+from workers.core.keys import DEFAULT_GROUP, Keys
 from workers.models import BulkJob
 from workers.operations import actions, inputs
 from workers.operations.actions import ActionResult, DeadFilter
@@ -65,20 +65,26 @@ class Work:
         return Page(ids, ids[-1] if ids else after, start + self.batch >= len(listed))
 
     def apply(self, ids: list[str]) -> ActionResult:
-        job, c = self.job, self.client
+        job, c, k = self.job, self.client, self.keys
+        # The home group the job was asked under (whose runs the group's entries are); a
+        # job queued before agents had names is the default's.
+        home = str(self.params.get("home") or DEFAULT_GROUP)
         match job.action:
             case Action.CLAIM | Action.CLAIM_ALL:
                 return actions.claim(c, job.stream, job.group, ids, self.params["consumer"])
             case Action.RETRY:
                 idle_ms = self.params["idle_ms"]
-                return actions.retry_now(c, job.stream, job.group, ids, idle_ms, keys=self.keys)
+                return actions.retry_now(c, job.stream, job.group, ids, idle_ms, keys=k, home=home)
             case Action.DEAD_LETTER:
                 result = actions.dead_letter(
-                    c, job.stream, job.group, ids, job.reason, job.created_by, keys=self.keys
+                    c, job.stream, job.group, ids, job.reason, job.created_by, keys=k, home=home
                 )
                 # As for a few ids (pending.py): timeline steps, and the runs closed as dead.
                 detail = f"by {job.created_by}: {job.reason}"
-                close_dead_lettered_by_hand(c, job.stream, result.done, detail, job.created_by)
+                agent = actions.agent_in(home, job.group)
+                close_dead_lettered_by_hand(
+                    c, job.stream, result.done, detail, job.created_by, agent
+                )
                 return result
             case Action.REDRIVE:
                 return self._group(actions.redrive(c, job.stream, ids, job.created_by))

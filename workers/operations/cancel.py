@@ -29,11 +29,12 @@ from django.utils import timezone
 
 from workers.core.errors import ActionRefused, InvalidAction
 from workers.core.events import stored_hash
-from workers.core.keys import DEFAULT_STREAM, EVENT_FIELD, Keys
+from workers.core.fanout import group_of, run_hash
+from workers.core.keys import DEFAULT_GROUP, DEFAULT_STREAM, EVENT_FIELD, Keys
 from workers.gate import cancel_gate
 from workers.models import AgentRun, RunStatus
 from workers.operations import inputs, lookup, steps
-from workers.operations.actions import describe_skips, pending_ids
+from workers.operations.actions import agent_in, describe_skips, pending_ids
 from workers.operations.redrive import ActionResult, not_done, split_ids
 from workers.operations.steps import DIRECT_MAX
 from workers.store.audit import Action, ActionOutcome, Actor, Entry, ids_target
@@ -49,12 +50,21 @@ PAGE = 500
 
 
 def cancel(
-    actor: Actor, event_hash: str, reason: str = "", *, client: redis.Redis, keys: Keys
+    actor: Actor,
+    event_hash: str,
+    reason: str = "",
+    *,
+    client: redis.Redis,
+    keys: Keys,
+    home: str = DEFAULT_GROUP,
 ) -> ActionOutcome:
-    """Cancel the event's run, running or waiting; refused once it finished."""
+    """Cancel the run of ``event_hash`` (a run's hash: one agent's run of an event; for an
+    agent without a name, the event's hash), running or waiting; refused once it finished.
+    ``home``: the home group's name: the run's entries are acked in its agent's group only,
+    so another agent's run of the same event goes on."""
     event_hash, reason = inputs.event_hash(event_hash), inputs.reason(reason, required=False)
     entry = Entry(actor, Action.CANCEL, target={"event_hash": event_hash}, reason=reason)
-    return steps.run(entry, lambda: _by_hash(entry, client, keys, event_hash))
+    return steps.run(entry, lambda: _by_hash(entry, client, keys, event_hash, home))
 
 
 def cancel_entries(
@@ -67,8 +77,10 @@ def cancel_entries(
     *,
     client: redis.Redis,
     keys: Keys,
+    home: str = DEFAULT_GROUP,
 ) -> ActionOutcome:
-    """Cancel the events of pending entries (the pending rows' Cancel button)."""
+    """Cancel the group's runs of pending entries (the pending rows' Cancel button): the
+    runs of ``group``'s agent (``home``: the home group's name), not another agent's."""
     stream, group, ids = inputs.stream(stream), inputs.name("group", group), inputs.entry_ids(ids)
     reason = inputs.reason(reason, required=False)
     if len(ids) > DIRECT_MAX:
@@ -80,24 +92,28 @@ def cancel_entries(
         ids,
         dry_run,
         would=lambda: lookup.still_pending(c, stream, group, ids),
-        act=lambda: _entries(entry, c, k, ids),
+        act=lambda: _entries(entry, c, k, ids, agent_in(home, group)),
         job_params={},
     )
 
 
-def _by_hash(entry: Entry, client: redis.Redis, keys: Keys, event_hash: str) -> None:
+def _by_hash(entry: Entry, client: redis.Redis, keys: Keys, event_hash: str, home: str) -> None:
     short = event_hash[:12]
     run = AgentRun.objects.filter(event_hash=event_hash).first()
     if run is not None and run.status in FINISHED:
         raise ActionRefused(f"event {short} already finished ({run.status}): nothing to cancel")
-    found = (run.stream, [run.entry_id]) if run else find_pending(client, keys, event_hash)
+    # A run's entry is acked in its own agent's group alone: the other agents' runs of the
+    # event are theirs.
+    found = (
+        (run.stream, [(group_of(home, run.agent), run.entry_id)])
+        if run is not None
+        else find_pending(client, keys, event_hash, home)
+    )
     if found is None:
         raise ActionRefused(f"no run and no pending entry of event {short}: unknown event hash")
-    stream, entry_ids = found
+    stream, pairs = found
     entry.stream = stream
-    status = _cancel_one(
-        entry, client, keys, stream, event_hash, entry_ids, groups_of(client, stream)
-    )
+    status = _cancel_one(entry, client, keys, stream, event_hash, pairs)
     if status not in ("requested", "stopped"):
         raise ActionRefused(f"event {short}: {REFUSALS[status]}")
 
@@ -115,11 +131,11 @@ def _cancel_one(
     keys: Keys,
     stream: str,
     event_hash: str,
-    entry_ids: list[str],
-    groups: list[str],
+    pairs: list[tuple[str, str]],
 ) -> str:
-    """One event: the gate's answer, acted on. Fills ``entry`` as it goes."""
-    pairs = [(g, e) for g in groups for e in entry_ids]
+    """One run: the gate's answer, acted on; ``pairs``: its ``(group, entry id)`` pending
+    entries, acked unless it runs. Fills ``entry`` as it goes."""
+    entry_ids = list(dict.fromkeys(e for _, e in pairs))
     by, reason = entry.actor.name, entry.reason
     # Before the gate: a worker may end the run the moment it is asked, and its ``cancelled``
     # step must come after the request's on the timeline.
@@ -148,17 +164,19 @@ def _cancel_one(
     return status
 
 
-def _entries(entry: Entry, client: redis.Redis, keys: Keys, ids: list[str]) -> ActionResult:
+def _entries(
+    entry: Entry, client: redis.Redis, keys: Keys, ids: list[str], agent: str
+) -> ActionResult:
     valid, malformed = split_ids(ids)
     why = Counter(malformed=len(malformed))
     done: list[str] = []
-    for entry_id, event_hash in zip(valid, hashes_of(client, entry.stream, valid), strict=True):
+    hashes = hashes_of(client, entry.stream, valid, agent)
+    for entry_id, event_hash in zip(valid, hashes, strict=True):
         if not event_hash:
             why["gone"] += 1  # gone, or an envelope that never had a hash: dead-letter it
             continue
-        status = _cancel_one(
-            entry, client, keys, entry.stream, event_hash, [entry_id], [entry.group]
-        )
+        pairs = [(entry.group, entry_id)]
+        status = _cancel_one(entry, client, keys, entry.stream, event_hash, pairs)
         if status in ("requested", "stopped"):
             done.append(entry_id)
         else:
@@ -177,36 +195,44 @@ def groups_of(client: redis.Redis, stream: str) -> list[str]:
     return [str(row["name"]) for row in rows]
 
 
-def hashes_of(client: redis.Redis, stream: str, ids: list[str]) -> list[str]:
-    """Each entry's event hash ("" for an entry gone or one that does not decode)."""
+def hashes_of(client: redis.Redis, stream: str, ids: list[str], agent: str = "") -> list[str]:
+    """Agent ``agent``'s run hash of each entry's event ("" for an entry gone or one that
+    does not decode)."""
     with client.pipeline(transaction=False) as pipe:
         for entry_id in ids:
             pipe.xrange(stream, entry_id, entry_id, count=1)
         replies: list[Any] = pipe.execute()
-    return [stored_hash(reply[0][1].get(EVENT_FIELD)) if reply else "" for reply in replies]
+    hashes = [stored_hash(reply[0][1].get(EVENT_FIELD)) if reply else "" for reply in replies]
+    return [run_hash(h, agent) if h else "" for h in hashes]
 
 
-def find_pending(client: redis.Redis, keys: Keys, event_hash: str) -> tuple[str, list[str]] | None:
-    """An event that has no run row (waiting, or running its first attempt: a running
-    entry is pending too): its pending entries, looked for among the first
+def find_pending(
+    client: redis.Redis, keys: Keys, event_hash: str, home: str = DEFAULT_GROUP
+) -> tuple[str, list[tuple[str, str]]] | None:
+    """A run that has no row (waiting, or running its first attempt: a running entry is
+    pending too): its ``(group, entry id)`` pending entries, looked for among the first
     ``PENDING_SCAN_MAX`` pending entries of each group of each known stream (those the
-    streams index names, which a stream joins with its first counter, and the default)."""
+    streams index names, which a stream joins with its first counter, and the default),
+    each group's entries by its own agent's run hash (``home``: the home group)."""
     known = {str(s) for s in cast(set[Any], client.smembers(keys.streams_index))}
     for stream in sorted(known | {DEFAULT_STREAM}):
-        found: list[str] = []
+        found: list[tuple[str, str]] = []
         for group in groups_of(client, stream):
-            found += _pending_with(client, stream, group, event_hash)
+            agent = agent_in(home, group)
+            found += [(group, e) for e in _pending_with(client, stream, group, event_hash, agent)]
         if found:
             return stream, list(dict.fromkeys(found))
     return None
 
 
-def _pending_with(client: redis.Redis, stream: str, group: str, event_hash: str) -> list[str]:
+def _pending_with(
+    client: redis.Redis, stream: str, group: str, event_hash: str, agent: str
+) -> list[str]:
     found: list[str] = []
     after: str | None = None
     for _ in range(PENDING_SCAN_MAX // PAGE):
         ids = pending_ids(client, stream, group, after=after, count=PAGE)
-        hashes = hashes_of(client, stream, ids)
+        hashes = hashes_of(client, stream, ids, agent)
         found += [i for i, h in zip(ids, hashes, strict=True) if h == event_hash]
         if len(ids) < PAGE:
             break

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import redis
 
-from workers.core.keys import Keys
+from workers.core.keys import DEFAULT_GROUP, Keys
 from workers.operations import actions, inputs, steps
 from workers.operations.actions import DeadFilter
-from workers.operations.preview import already_done
+from workers.operations.preview import already_done, letter_run
 from workers.store.audit import Action, ActionOutcome, Actor, Entry
 
 
@@ -23,13 +23,20 @@ def redrive(
     skip_done: bool = False,
     client: redis.Redis,
     keys: Keys,
+    home: str = DEFAULT_GROUP,
 ) -> ActionOutcome:
-    """Put dead letters (ids, or every one a filter matches) back on the stream.
-    ``skip_done``: letters whose event already ran (gate or database) are skipped, not sent."""
+    """Put dead letters (ids, or every one a filter matches) back on the stream, each for
+    its group's agent alone. ``skip_done``: letters whose run already ran (gate or
+    database; the run of the letter's group's agent, ``home`` naming the home group) are
+    skipped, not sent."""
     stream, reason = inputs.stream(stream), inputs.reason(reason, required=False)
     c, k = client, keys
     ran = (
-        (lambda raws: [already_done(c, k, [raw], stream) > 0 for raw in raws])
+        (
+            lambda letters: [
+                already_done(c, k, [letter_run(fields, home)], stream) > 0 for fields in letters
+            ]
+        )
         if skip_done
         else None
     )
@@ -40,6 +47,7 @@ def redrive(
         *inputs.ids_or_filter(ids, filter),
         dry_run,
         act=lambda ids: actions.redrive(c, stream, ids, actor.name, ran=ran),
+        home=home,
     )
 
 
@@ -53,6 +61,7 @@ def purge(
     dry_run: bool = False,
     client: redis.Redis,
     keys: Keys,
+    home: str = DEFAULT_GROUP,
 ) -> ActionOutcome:
     """Delete dead letters for good (ids, or every one a filter matches; a reason is required)."""
     stream, reason = inputs.stream(stream), inputs.reason(reason, required=True)
@@ -64,4 +73,5 @@ def purge(
         *inputs.ids_or_filter(ids, filter),
         dry_run,
         act=lambda ids: actions.purge(c, stream, ids),
+        home=home,
     )

@@ -46,8 +46,14 @@ def consumer_pending(client: redis.Redis, stream: str, group: str, consumer: str
 
 def entry_event(client: redis.Redis, stream: str, entry_id: str) -> str | None:
     """The ``event`` field of one stream entry, or None when the entry is gone."""
+    fields = entry_fields(client, stream, entry_id)
+    return str(fields[EVENT_FIELD]) if fields and EVENT_FIELD in fields else None
+
+
+def entry_fields(client: redis.Redis, stream: str, entry_id: str) -> dict[str, str] | None:
+    """Every field of one stream entry, or None when the entry is gone."""
     rows: Any = client.xrange(stream, min=entry_id, max=entry_id, count=1)
-    return str(rows[0][1].get(EVENT_FIELD)) if rows and EVENT_FIELD in rows[0][1] else None
+    return {str(k): str(v) for k, v in rows[0][1].items()} if rows else None
 
 
 def server_time_ms(client: redis.Redis) -> int:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import redis
 
 from workers.core.errors import InvalidAction
-from workers.core.keys import Keys
+from workers.core.keys import DEFAULT_GROUP, Keys
 from workers.operations import actions, inputs, lookup, steps
 from workers.operations.actions import ActionResult
 from workers.operations.steps import DIRECT_MAX
@@ -106,9 +106,11 @@ def retry_now(
     client: redis.Redis,
     keys: Keys,
     claim_idle_ms: int,
+    home: str = DEFAULT_GROUP,
 ) -> ActionOutcome:
     """Let the next reclaim by any live worker take these pending entries now.
-    ``claim_idle_ms``: the workers' setting (``EngineConfig.claim_idle_ms``)."""
+    ``claim_idle_ms``: the workers' setting (``EngineConfig.claim_idle_ms``); ``home``: the
+    home group's name (``EngineConfig.group``), which says whose runs ``group``'s are."""
     stream, group, ids = inputs.stream(stream), inputs.name("group", group), inputs.entry_ids(ids)
     idle_ms = claim_idle_ms + RETRY_MARGIN_MS
     entry = Entry(actor, Action.RETRY, stream, group, ids_target(ids))
@@ -118,8 +120,8 @@ def retry_now(
         ids,
         dry_run,
         would=lambda: lookup.still_pending(c, stream, group, ids),
-        act=lambda: actions.retry_now(c, stream, group, ids, idle_ms, keys=k),
-        job_params={"idle_ms": idle_ms},
+        act=lambda: actions.retry_now(c, stream, group, ids, idle_ms, keys=k, home=home),
+        job_params={"idle_ms": idle_ms, "home": home},
     )
 
 
@@ -133,8 +135,10 @@ def dead_letter(
     *,
     client: redis.Redis,
     keys: Keys,
+    home: str = DEFAULT_GROUP,
 ) -> ActionOutcome:
-    """Move pending entries to the dead letters (a reason is required)."""
+    """Move pending entries to the dead letters (a reason is required). ``home``: the home
+    group's name: the gate records held and the rows closed are ``group``'s agent's."""
     stream, group, ids = inputs.stream(stream), inputs.name("group", group), inputs.entry_ids(ids)
     reason = inputs.reason(reason, required=True)
     entry = Entry(actor, Action.DEAD_LETTER, stream, group, ids_target(ids), reason)
@@ -145,10 +149,11 @@ def dead_letter(
         # against a frozen attempt): imported here, as timeline needs models.
         from workers.store.runs import close_dead_lettered_by_hand
 
-        result = actions.dead_letter(c, stream, group, ids, reason, actor.name, keys=k)
-        detail = f"by {actor.name}: {reason}"
-        close_dead_lettered_by_hand(c, stream, result.done, detail, by=actor.name)
+        result = actions.dead_letter(c, stream, group, ids, reason, actor.name, keys=k, home=home)
+        detail, agent = f"by {actor.name}: {reason}", actions.agent_in(home, group)
+        close_dead_lettered_by_hand(c, stream, result.done, detail, by=actor.name, agent=agent)
         return result
 
     would = lambda: lookup.still_pending(c, stream, group, ids)  # noqa: E731
-    return steps.on_ids(entry, ids, dry_run, would=would, act=act, job_params={})
+    params = {"home": home}
+    return steps.on_ids(entry, ids, dry_run, would=would, act=act, job_params=params)

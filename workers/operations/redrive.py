@@ -15,6 +15,7 @@ from typing import Any, cast
 
 import redis
 
+from workers.core.fanout import REPLAY_FIELD, TARGET_FIELD
 from workers.core.keys import EVENT_FIELD, Keys, dead_stream
 from workers.core.lua import lua_script
 from workers.redis.deadletter import ERROR_GROUPS
@@ -74,9 +75,14 @@ class DeadFilter:
     reason: str = ""  # exact dead-letter reason, "" = any
     since_ms: int = 0  # dead-lettered at or after (the dead entry id's ms), 0 = any
     until_ms: int = 0  # before, 0 = any
+    # The consumer group that dead-lettered it, "" = any: one agent's letters, when several
+    # agents take a type (each its own group, workers/core/fanout.py).
+    group: str = ""
 
     def matches(self, dead_id: str, fields: dict[str, str]) -> bool:
         if self.reason and fields.get("reason") != self.reason:
+            return False
+        if self.group and fields.get("group") != self.group:
             return False
         ms = entry_ms(dead_id)
         if ms < self.since_ms or (self.until_ms and ms >= self.until_ms):
@@ -117,12 +123,12 @@ def redrive(
     stream: str,
     dead_ids: list[str],
     by: str,
-    ran: Callable[[list[str]], list[bool]] | None = None,
+    ran: Callable[[list[dict[str, str]]], list[bool]] | None = None,
 ) -> ActionResult:
     """Put dead letters back on the stream (``retry_of`` = the dead id) and delete them, one
     Lua call per chunk: two operators redriving the same letter publish it once. The event
     keeps its hash, so one that already ran is an idempotency hit, not a second run.
-    ``ran`` (the gate check up front): given the letters' raw events, which already ran;
+    ``ran`` (the gate check up front): given the letters' fields, which already ran;
     those are skipped, neither published nor deleted, and the detail says "already done"."""
     valid, _ = split_ids(dead_ids)
     ran_ids = _already_ran(client, stream, valid, ran) if ran is not None else []
@@ -145,19 +151,18 @@ def redrive(
 
 
 def _already_ran(
-    client: redis.Redis, stream: str, dead_ids: list[str], ran: Callable[[list[str]], list[bool]]
+    client: redis.Redis,
+    stream: str,
+    dead_ids: list[str],
+    ran: Callable[[list[dict[str, str]]], list[bool]],
 ) -> list[str]:
-    """Those of ``dead_ids`` (still there) whose event ``ran`` says already ran."""
+    """Those of ``dead_ids`` (still there) whose run ``ran`` says already ran."""
     with client.pipeline(transaction=False) as pipe:
         for dead_id in dead_ids:
             pipe.xrange(dead_stream(stream), dead_id, dead_id, count=1)
         replies: list[Any] = pipe.execute()
-    found = [
-        (i, rows[0][1].get(EVENT_FIELD, ""))
-        for i, rows in zip(dead_ids, replies, strict=True)
-        if rows
-    ]
-    flags = ran([raw for _, raw in found]) if found else []
+    found = [(i, dict(rows[0][1])) for i, rows in zip(dead_ids, replies, strict=True) if rows]
+    flags = ran([fields for _, fields in found]) if found else []
     return [dead_id for (dead_id, _), flag in zip(found, flags, strict=True) if flag]
 
 
@@ -184,6 +189,21 @@ def purge(client: redis.Redis, stream: str, dead_ids: list[str]) -> ActionResult
     return ActionResult(done, not_done(dead_ids, done))
 
 
-def republish(client: redis.Redis, stream: str, raw_event: str, rerun_of: str) -> str:
-    """XADD the event again (``rerun_of`` says what it repeats); returns the new entry id."""
-    return str(client.xadd(stream, {EVENT_FIELD: raw_event, "rerun_of": rerun_of}))
+def republish(
+    client: redis.Redis,
+    stream: str,
+    raw_event: str,
+    rerun_of: str,
+    group: str = "",
+    replay: str = "",
+) -> str:
+    """XADD the event again (``rerun_of`` says what it repeats), for ``group`` alone if given
+    (``for``: the other agents' groups ack it unread, so only that agent runs it again),
+    with a forced replay's salt if it repeats one (its run is keyed by it); returns the new
+    entry id."""
+    fields: dict[Any, Any] = {EVENT_FIELD: raw_event, "rerun_of": rerun_of}
+    if group:
+        fields[TARGET_FIELD] = group
+    if replay:
+        fields[REPLAY_FIELD] = replay
+    return str(client.xadd(stream, fields))

@@ -16,7 +16,8 @@ import redis
 
 from workers.core.errors import ActionRefused
 from workers.core.events import stored_hash
-from workers.core.keys import Keys
+from workers.core.fanout import REPLAY_FIELD, group_of, run_hash
+from workers.core.keys import DEFAULT_GROUP, Keys
 from workers.models import AgentRun, GraphCheckpoint, GraphWrite, RunStatus, StepResult
 from workers.operations import actions, inputs, lookup, steps
 from workers.operations.actions import DeadFilter
@@ -37,19 +38,22 @@ def force_rerun(
     *,
     client: redis.Redis,
     keys: Keys,
+    home: str = DEFAULT_GROUP,
 ) -> ActionOutcome:
-    """Run a finished event once more, on purpose (a reason is required)."""
+    """Run a finished run once more, on purpose (a reason is required). ``event_hash``:
+    the run's hash (for an agent without a name, the event's). Only its agent runs again:
+    the event is published for that agent's group alone (``home``: the home group)."""
     event_hash, reason = inputs.event_hash(event_hash), inputs.reason(reason, required=True)
     entry = Entry(actor, Action.FORCE_RERUN, target={"event_hash": event_hash}, reason=reason)
     c, k = client, keys
-    return steps.run(entry, lambda: force(entry, c, k, event_hash))
+    return steps.run(entry, lambda: force(entry, c, k, event_hash, home))
 
 
-def force(entry: Entry, client: redis.Redis, keys: Keys, event_hash: str) -> None:
+def force(entry: Entry, client: redis.Redis, keys: Keys, event_hash: str, home: str) -> None:
     """Fills ``entry`` as it goes, so a failure half way is recorded with what was done."""
     run = finished_run(event_hash)
     entry.stream = run.stream
-    raw = original_event(client, run)
+    raw, salt = original_event(client, run), replay_salt(client, run)
     actions.clear_gate(client, keys, event_hash, run.stream)
     entry.detail = "gate record cleared"
     changed = AgentRun.objects.filter(pk=run.pk, status__in=FINISHED).update(
@@ -61,7 +65,10 @@ def force(entry: Entry, client: redis.Redis, keys: Keys, event_hash: str) -> Non
         raise ActionRefused(f"event {event_hash[:12]} started again meanwhile: nothing re-run")
     entry.detail += f"; run marked failed (was {run.status})"
     forgotten = forget_progress(event_hash)
-    new_id = actions.republish(client, run.stream, raw, rerun_of=run.entry_id)
+    group = group_of(home, run.agent)
+    new_id = actions.republish(
+        client, run.stream, raw, rerun_of=run.entry_id, group=group, replay=salt
+    )
     entry.count, entry.done_ids, entry.new_ids = 1, [run.entry_id], [new_id]
     entry.detail = (
         f"re-published {run.entry_id} as {new_id} (the run was {run.status}; "
@@ -97,11 +104,28 @@ def original_event(client: redis.Redis, run: AgentRun) -> str:
             f"the event of {run.event_hash[:12]} is gone: stream entry {run.entry_id} was "
             "deleted and no dead letter holds it; publish it again instead"
         )
-    if stored_hash(raw) != run.event_hash:
+    # A named agent's row is keyed by its run hash; the event's own is beside it (rows from
+    # before agents had names have none: their run hash is the event's).
+    if stored_hash(raw) != (run.event_key or run.event_hash):
         raise ActionRefused(
             f"stream entry {run.entry_id} now holds another event (the stream was recreated?)"
         )
     return raw
+
+
+def replay_salt(client: redis.Redis, run: AgentRun) -> str:
+    """A forced replay's run is keyed by its salt (``REPLAY_FIELD`` on its entry, alone):
+    its re-run carries it, or it would be the first run's again (a hit, nothing run). ""
+    for any other run; refused when the entry that had it is gone."""
+    if not run.replay_of:
+        return ""
+    salt = (lookup.entry_fields(client, run.stream, run.entry_id) or {}).get(REPLAY_FIELD, "")
+    if not salt or run_hash(run.event_key, run.agent, salt) != run.event_hash:
+        raise ActionRefused(
+            f"run {run.event_hash[:12]} is a replay and its stream entry {run.entry_id} is "
+            "gone: replay the event again instead"
+        )
+    return salt
 
 
 def _from_dead_letters(client: redis.Redis, run: AgentRun) -> str | None:

@@ -11,7 +11,7 @@ from typing import Any, NoReturn, TypeVar
 import redis
 
 from workers.core.errors import ActionFailed, ActionRefused, InvalidAction, RedisUnavailable
-from workers.core.keys import Keys
+from workers.core.keys import DEFAULT_GROUP, Keys
 from workers.operations import jobs, lookup
 from workers.operations.actions import ActionResult, DeadFilter
 from workers.operations.preview import preview_redrive
@@ -49,12 +49,14 @@ def on_dead(
     f: DeadFilter | None,
     dry_run: bool,
     act: Callable[[list[str]], ActionResult],
+    home: str = DEFAULT_GROUP,
 ) -> ActionOutcome:
-    """Redrive and purge: dead-letter ids (direct up to ``DIRECT_MAX``) or a filter (a job)."""
+    """Redrive and purge: dead-letter ids (direct up to ``DIRECT_MAX``) or a filter (a job).
+    ``home``: the home group (a filter's preview counts each letter's agent's runs)."""
     entry.target = ids_target(ids) if f is None else jobs.filter_params(f)
     if f is not None:
         try:
-            return on_filter(entry, client, keys, f, dry_run)
+            return on_filter(entry, client, keys, f, dry_run, home)
         except redis.RedisError as exc:  # a dead-letter key of another type: recorded too
             failed(entry, exc)
     return on_ids(
@@ -68,11 +70,16 @@ def on_dead(
 
 
 def on_filter(
-    entry: Entry, client: redis.Redis, keys: Keys, f: DeadFilter, dry_run: bool
+    entry: Entry,
+    client: redis.Redis,
+    keys: Keys,
+    f: DeadFilter,
+    dry_run: bool,
+    home: str = DEFAULT_GROUP,
 ) -> ActionOutcome:
     """A filter's dry run (its preview), or its bulk job."""
     if dry_run:
-        preview = preview_redrive(entry.stream, f, client=client, keys=keys)
+        preview = preview_redrive(entry.stream, f, client=client, keys=keys, home=home)
         entry.count = preview.matching
         entry.detail = preview.summary()
         return as_dry_run(entry)

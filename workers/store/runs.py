@@ -35,6 +35,7 @@ from django.utils import timezone
 
 from workers.core.errors import EventDecodeError
 from workers.core.events import decode_envelope, event_hash
+from workers.core.fanout import run_hash
 from workers.core.keys import EVENT_FIELD
 from workers.core.records import Finish, Run, StepWrite, Usage
 from workers.core.steps import Kind, StepRecord
@@ -290,15 +291,22 @@ class DjangoRunStore:
 
 
 def close_dead_lettered_by_hand(
-    client: redis.Redis, stream: str, entry_ids: list[str], detail: str, by: str = ""
+    client: redis.Redis,
+    stream: str,
+    entry_ids: list[str],
+    detail: str,
+    by: str = "",
+    agent: str = "",
 ) -> None:
     """For entries an operator dead-lettered (their payloads are still in the stream: an
     XACK does not delete): ``dead_lettered`` steps, and in the same transaction their runs'
     rows closed as ``dead``, their consumer ``by`` (the operator). That is the fence: an
     attempt of such an entry that started before (a frozen worker waking up) can no longer
     commit (``dead_entry_fence``). It comes just after the move: a holder that commits in
-    between wins, and the row stays ``succeeded`` beside the dead letter."""
-    runs = _runs_of_entries(client, stream, entry_ids, by)
+    between wins, and the row stays ``succeeded`` beside the dead letter. ``agent``: whose
+    runs (the group's agent, "" for the home group's): another agent's run of the same
+    event is its own row and goes on."""
+    runs = _runs_of_entries(client, stream, entry_ids, by, agent)
     if not runs:
         return
     now = timezone.now()
@@ -312,10 +320,11 @@ def close_dead_lettered_by_hand(
 
 
 def _runs_of_entries(
-    client: redis.Redis, stream: str, entry_ids: list[str], consumer: str
+    client: redis.Redis, stream: str, entry_ids: list[str], consumer: str, agent: str = ""
 ) -> list[Run]:
-    """A run record for each of these entries whose payload decodes (the others have no
-    event hash, hence no run and no timeline)."""
+    """Agent ``agent``'s run record for each of these entries whose payload decodes (the
+    others have no event hash, hence no run and no timeline): keyed by its run hash, with
+    the event's own hash beside it, as the engine writes it (workers/core/fanout.py)."""
     with client.pipeline(transaction=False) as pipe:
         for entry_id in entry_ids:
             pipe.xrange(stream, min=entry_id, max=entry_id, count=1)
@@ -328,9 +337,11 @@ def _runs_of_entries(
             envelope = None
         if envelope is None:
             continue
+        key = event_hash(envelope)
         run = Run(
-            event_hash(envelope), "", 0, consumer, envelope.type, envelope.id or "",
+            run_hash(key, agent), "", 0, consumer, envelope.type, envelope.id or "",
             envelope.source, envelope.subject or "", stream, entry_id, None,
+            agent=agent, event_key=key,
         )  # fmt: skip
         runs.append(run)
     return runs

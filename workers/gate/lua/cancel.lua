@@ -1,6 +1,7 @@
 -- cancel (cancel_gate, an operator's cancel; workers/cancel/): what becomes of the event.
--- KEYS: gate record, stream, stats hash. ARGV: by, reason, ttl_s, holder prefix, then
--- (group, entry id) pairs to acknowledge if the event is not running.
+-- KEYS: gate record, stream, stats hash, and the stats hash of the run's group (its agent's
+-- counters) if it has one. ARGV: by, reason, ttl_s, holder prefix, then (group, entry id)
+-- pairs to acknowledge if the event is not running.
 -- Returns {status, acked}; status:
 --   done       the event already succeeded: nothing changed
 --   cancelled  it was cancelled before: nothing changed
@@ -31,4 +32,5 @@ redis.call('HSET', key, 'state', 'cancelled', 'lease_until', 0, 'cancel', by,
 if not rec[1] then redis.call('HSET', key, 'token', 0) end
 redis.call('EXPIRE', key, ttl_s)
 redis.call('HINCRBY', stats, 'cancelled', 1)
+if KEYS[4] then redis.call('HINCRBY', KEYS[4], 'cancelled', 1) end
 return {'stopped', acked}

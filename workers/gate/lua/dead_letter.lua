@@ -2,9 +2,10 @@
 -- stream, each one's gate record held under the operator's name: absent, released, an
 -- expired running or an earlier hold -> running, owner "<holder prefix><by>", lease hold_ms
 -- (token kept; a new record gets token 0 and expires with the hold).
--- KEYS: stream, dead stream, stats hash, gate records... ARGV: group, reason, by, dead_at,
--- hold_ms, owner prefix, then per entry: id, index of its gate record in KEYS after the
--- first three (0: the entry does not decode, no record). One status per entry:
+-- KEYS: stream, dead stream, stats hash, the group's stats hash (its agent's counters),
+-- gate records... ARGV: group, reason, by, dead_at, hold_ms, owner prefix, then per entry:
+-- id, index of its gate record in KEYS after the first four (0: the entry does not decode,
+-- no record). One status per entry:
 --   moved    XADD to the dead stream then XACK (in this order, like the engine)
 --   gone     not pending in the group (acked, or never read)
 --   deleted  pending but its payload was deleted: acked, nothing to keep
@@ -14,7 +15,7 @@
 -- that read the entry before this call finds its event busy and does not start it.
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local stream, dead, stats = KEYS[1], KEYS[2], KEYS[3]
+local stream, dead, stats, own = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local group, reason, by, dead_at = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 local hold_ms, prefix = tonumber(ARGV[5]), ARGV[6]
 local out, moved, deleted = {}, 0, 0
@@ -30,7 +31,7 @@ for i = 7, #ARGV, 2 do
     if #entry == 0 then status = 'deleted' end
   end
   if status == 'moved' and g > 0 then
-    local key = KEYS[3 + g]
+    local key = KEYS[4 + g]
     local rec = redis.call('HMGET', key, 'state', 'owner', 'lease_until')
     local held = rec[2] and string.sub(rec[2], 1, #prefix) == prefix
     if rec[1] == 'done' or rec[1] == 'cancelled' then
@@ -62,6 +63,9 @@ for i = 7, #ARGV, 2 do
   if status == 'deleted' then deleted = deleted + 1 end
   out[#out + 1] = status
 end
-if moved > 0 then redis.call('HINCRBY', stats, 'dead_lettered', moved) end
-if deleted > 0 then redis.call('HINCRBY', stats, 'deleted', deleted) end
+-- Counted for the stream and for the group, as the engine counts its own.
+for _, counters in ipairs({stats, own}) do
+  if moved > 0 then redis.call('HINCRBY', counters, 'dead_lettered', moved) end
+  if deleted > 0 then redis.call('HINCRBY', counters, 'deleted', deleted) end
+end
 return out

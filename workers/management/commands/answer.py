@@ -11,7 +11,7 @@ from workers import operations
 from workers.core.errors import ActionRefused, InvalidAction
 from workers.core.registry import default_registry
 from workers.from_settings import action_args, engine_config, stream_partitions
-from workers.management.actioncli import ActionCommand, add_output, cli_actor
+from workers.management.actioncli import ActionCommand, add_output, add_run_agent, cli_actor, run_of
 
 # Exit status of an answer refused: no such wait, a sleep, a wait that already ended.
 REFUSED = 2
@@ -29,7 +29,10 @@ class Command(ActionCommand):
     )
 
     def add_arguments(self, parser: ArgumentParser) -> None:
-        parser.add_argument("event_hash", help="the waiting run's event hash (64 hex digits)")
+        parser.add_argument(
+            "event_hash",
+            help="the waiting run's hash (64 hex digits; for an agent without a name, the event's)",
+        )
         decision = parser.add_mutually_exclusive_group(required=True)
         decision.add_argument("--approve", action="store_true", help="answer approved=true")
         decision.add_argument("--reject", action="store_true", help="answer approved=false")
@@ -42,16 +45,18 @@ class Command(ActionCommand):
             help="the stream the run waits on (default: the engine's, STREAMDESK_STREAM; "
             "a partitioned stream's partitions are searched)",
         )
+        add_run_agent(parser)
         add_output(parser, dry_run=False)
 
     def handle(self, *args: Any, **options: Any) -> None:
         streams = stream_partitions(options["stream"] or engine_config().stream)
         try:
+            run = run_of(options["event_hash"], options.get("agent"))
             self.perform(
                 options,
                 lambda: operations.answer(
                     cli_actor(),
-                    options["event_hash"],
+                    run,
                     bool(options["approve"]),
                     options["comment"],
                     by=options["by"],

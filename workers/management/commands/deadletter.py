@@ -6,7 +6,7 @@ from argparse import ArgumentParser
 from typing import Any
 
 from workers import operations
-from workers.from_settings import action_args
+from workers.from_settings import action_args, engine_config
 from workers.management.actioncli import (
     NOTHING_DONE_HELP,
     ActionCommand,
@@ -36,6 +36,13 @@ class Command(ActionCommand):
         self.perform(
             options,
             lambda: operations.dead_letter(
-                actor, stream, group, ids, reason, options["dry_run"], **action_args()
+                actor,
+                stream,
+                group,
+                ids,
+                reason,
+                options["dry_run"],
+                **action_args(),
+                home=engine_config().group,
             ),
         )

@@ -47,6 +47,8 @@ class Command(ActionCommand):
             return
         for job in newest:
             by = f"by {job.created_by} ({job.door})"
-            self.stdout.write(f"{job.status:<9} {progress_line(job)} on {job.stream} {by}")
+            # The group says whose entries (one agent's, with several per event type).
+            where = job.stream + (f" group {job.group}" if job.group else "")
+            self.stdout.write(f"{job.status:<9} {progress_line(job)} on {where} {by}")
         if not newest:
             self.stdout.write("no bulk jobs")

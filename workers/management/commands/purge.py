@@ -6,7 +6,7 @@ from argparse import ArgumentParser
 from typing import Any
 
 from workers import operations
-from workers.from_settings import action_args
+from workers.from_settings import action_args, engine_config
 from workers.management.actioncli import (
     NOTHING_DONE_HELP,
     ActionCommand,
@@ -45,5 +45,6 @@ class Command(ActionCommand):
                 reason=options["reason"],
                 dry_run=options["dry_run"],
                 **action_args(),
+                home=engine_config().group,
             ),
         )

@@ -6,7 +6,7 @@ from argparse import ArgumentParser
 from typing import Any
 
 from workers import operations
-from workers.from_settings import action_args
+from workers.from_settings import action_args, engine_config
 from workers.management.actioncli import (
     NOTHING_DONE_HELP,
     ActionCommand,
@@ -39,6 +39,13 @@ class Command(ActionCommand):
             options,
             where_each(options),
             lambda stream: operations.redrive(
-                actor, stream, ids, f, options["dry_run"], reason=options["reason"], **action_args()
+                actor,
+                stream,
+                ids,
+                f,
+                options["dry_run"],
+                reason=options["reason"],
+                **action_args(),
+                home=engine_config().group,
             ),
         )

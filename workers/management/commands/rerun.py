@@ -6,8 +6,8 @@ from argparse import ArgumentParser
 from typing import Any
 
 from workers import operations
-from workers.from_settings import action_args
-from workers.management.actioncli import ActionCommand, add_output, cli_actor
+from workers.from_settings import action_args, engine_config
+from workers.management.actioncli import ActionCommand, add_output, add_run_agent, cli_actor, run_of
 
 
 class Command(ActionCommand):
@@ -18,13 +18,20 @@ class Command(ActionCommand):
     )
 
     def add_arguments(self, parser: ArgumentParser) -> None:
-        parser.add_argument("event_hash", help="the event's hash (64 hex digits)")
+        parser.add_argument(
+            "event_hash",
+            help="the run's hash (64 hex digits; for an agent without a name, the event's)",
+        )
         parser.add_argument("--reason", required=True, help="why (kept in the audit record)")
+        add_run_agent(parser)
         add_output(parser, dry_run=False)
 
     def handle(self, *args: Any, **options: Any) -> None:
-        event_hash, reason = options["event_hash"], options["reason"]
+        reason, home = options["reason"], engine_config().group
+        event_hash = run_of(options["event_hash"], options.get("agent"))
         self.perform(
             options,
-            lambda: operations.force_rerun(cli_actor(), event_hash, reason, **action_args()),
+            lambda: operations.force_rerun(
+                cli_actor(), event_hash, reason, **action_args(), home=home
+            ),
         )

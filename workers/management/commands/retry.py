@@ -42,5 +42,6 @@ class Command(ActionCommand):
                 options["dry_run"],
                 **action_args(),
                 claim_idle_ms=engine_config().claim_idle_ms,
+                home=engine_config().group,
             ),
         )

@@ -1,4 +1,5 @@
-"""``manage.py streams``: streams, groups, lag, the engine's counters and model usage."""
+"""``manage.py streams``: streams, groups (each with its agent and counters), lag, the
+engine's counters and model usage."""
 
 from __future__ import annotations
 
@@ -8,20 +9,57 @@ from dataclasses import asdict
 from datetime import UTC, datetime
 from typing import Any
 
+import redis
 from django.core.management.base import BaseCommand, CommandError
 
 from workers.core.errors import StreamdeskError
+from workers.core.fanout import agent_of
+from workers.core.keys import Keys
 from workers.from_settings import configured_streams, engine_config, redis_client
+from workers.monitor.records import GroupInfo
 from workers.monitor.sample import Sample, StreamInfo, collect
 from workers.monitor.usage import UsageRow, usage_rows, usage_total, usd
 from workers.redis import stats
 from workers.retention import entry_ms
 from workers.retention.policy import age_text
 
+# Counters per group: (stream, group) -> counter -> value (workers/redis/stats.py).
+GroupCounters = dict[tuple[str, str], dict[str, int]]
+# How the home group's agent is shown (workers/core/fanout.py: the agents without a name).
+HOME_LABEL = "home"
 
-def as_dict(sample: Sample) -> dict[str, Any]:
-    """One JSON object: each stream with its groups, the engine's counters in total, then
-    model usage (tokens and estimated cost) by event type and in total, as the console's."""
+
+def group_counters(client: redis.Redis, keys: Keys, sample: Sample) -> GroupCounters:
+    """Each group's own counters (``Keys.group_stats``), in one round trip. A value that is
+    not a number (written by hand) is left out rather than failing the whole listing."""
+    pairs = [(s.name, g.name) for s in sample.streams for g in s.groups]
+    if not pairs:
+        return {}
+    with client.pipeline(transaction=False) as pipe:
+        for stream, group in pairs:
+            pipe.hgetall(keys.group_stats(stream, group))
+        replies: list[Any] = pipe.execute()
+    return {
+        pair: {c: int(reply[c]) for c in stats.COUNTERS if str(reply.get(c, "")).isdigit()}
+        for pair, reply in zip(pairs, replies, strict=True)
+    }
+
+
+def agent_label(home: str, group: str) -> str | None:
+    """Whose group it is: an agent's name, ``home`` for the home group, None for a group
+    that is none of this fleet's agents' (an operator's own reader)."""
+    agent = agent_of(home, group)
+    return HOME_LABEL if agent == "" else agent
+
+
+def as_dict(
+    sample: Sample, home: str = "", counters: GroupCounters | None = None
+) -> dict[str, Any]:
+    """One JSON object: each stream with its groups (each with its agent, "" for the home
+    group's, null for none of ours, and its own counters), the engine's counters in total,
+    then model usage (tokens and estimated cost) by event type and in total, as the
+    console's."""
+    counters = counters or {}
     out: dict[str, Any] = {
         "streams": [
             {
@@ -33,6 +71,8 @@ def as_dict(sample: Sample) -> dict[str, Any]:
                 "groups": [
                     {
                         "name": g.name,
+                        "agent": agent_of(home, g.name) if home else None,
+                        "counters": counters.get((s.name, g.name), {}),
                         "consumers": len(g.consumers),
                         "pending": g.pending,
                         "lag": g.lag,
@@ -56,7 +96,8 @@ def totals(sample: Sample) -> dict[str, int]:
     return {c: sum(s.counters.get(c, 0) for s in sample.streams) for c in stats.COUNTERS}
 
 
-def render_text(sample: Sample) -> str:
+def render_text(sample: Sample, home: str = "", counters: GroupCounters | None = None) -> str:
+    counters = counters or {}
     lines: list[str] = []
     for s in sample.streams:
         lines.append(f"{s.name}  length {s.length}  dead letters {s.dead_letters}")
@@ -64,18 +105,25 @@ def render_text(sample: Sample) -> str:
         if s.error:
             lines.append(f"  this stream {s.error}")
         for g in s.groups:
-            lag = "unknown" if g.lag is None else str(g.lag)
-            lines.append(
-                f"  group {g.name}: {len(g.consumers)} consumers, {g.pending} pending, lag {lag}"
-            )
+            lines.append(group_line(g, home, counters.get((s.name, g.name), {})))
         if not s.groups:
             lines.append("  (no consumer group yet)")
     if not sample.streams:
         lines.append("no streams yet")
-    counters = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in totals(sample).items())
-    lines.append(f"engine: {counters}")
+    engine = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in totals(sample).items())
+    lines.append(f"engine: {engine}")
     lines += usage_lines(sample)
     return "\n".join(lines)
+
+
+def group_line(g: GroupInfo, home: str, counts: dict[str, int]) -> str:
+    """``group agents:triage (agent triage): 2 consumers, 0 pending, lag 0; processed 9``."""
+    label = agent_label(home, g.name) if home else None
+    whose = f" (agent {label})" if label else ""
+    lag = "unknown" if g.lag is None else str(g.lag)
+    line = f"  group {g.name}{whose}: {len(g.consumers)} consumers, {g.pending} pending, lag {lag}"
+    own = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in counts.items() if v)
+    return f"{line}; {own}" if own else line
 
 
 def reach_lines(sample: Sample, s: StreamInfo) -> list[str]:
@@ -114,7 +162,8 @@ def _usage(r: UsageRow) -> str:
 class Command(BaseCommand):
     help = (
         "Show each stream's length, dead letters, oldest entry and retention, each group's "
-        "consumers, pending and lag, "
+        "agent ('home' for the home group's agents without a name), consumers, pending, lag "
+        "and its own counters, "
         "the engine's counters and model usage (tokens, estimated cost) by event type."
     )
 
@@ -122,12 +171,15 @@ class Command(BaseCommand):
         parser.add_argument("--json", action="store_true", help="print one JSON object")
 
     def handle(self, *args: Any, **options: Any) -> None:
+        config = engine_config()
         try:
             # The console's own reader: the same figures, from summaries only.
-            sample = collect(redis_client(), engine_config().keys, configured_streams())
-        except StreamdeskError as exc:
+            client = redis_client()
+            sample = collect(client, config.keys, configured_streams())
+            counters = group_counters(client, config.keys, sample)
+        except (StreamdeskError, redis.RedisError) as exc:
             raise CommandError(str(exc)) from exc
         if options["json"]:
-            self.stdout.write(json.dumps(as_dict(sample)))
+            self.stdout.write(json.dumps(as_dict(sample, config.group, counters)))
         else:
-            self.stdout.write(render_text(sample))
+            self.stdout.write(render_text(sample, config.group, counters))

@@ -12,6 +12,7 @@ import redis
 from django.core.management.base import BaseCommand, CommandError
 
 from workers.core.errors import StreamdeskError
+from workers.core.fanout import agent_of
 from workers.from_settings import engine_config, redis_client, stream_partitions
 from workers.waits import view
 from workers.waits.view import MAX_PAGE_SIZE, WaitView
@@ -21,10 +22,13 @@ def _at(ms: int) -> str:
     return datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
-def render(wait: WaitView) -> str:
+def render(wait: WaitView, home: str = "") -> str:
     until = f"until {_at(wait.until_ms)}" if wait.until_ms else "no timeout"
+    # A named agent's run says whose it is (its hash is that agent's run of the event).
+    agent = agent_of(home, wait.group) if home else None
+    whose = f" agent {agent}" if agent else ""
     return (
-        f"{wait.event_hash}  {wait.run_type} ({wait.step})  waits for {wait.waits_for}  "
+        f"{wait.event_hash}  {wait.run_type}{whose} ({wait.step})  waits for {wait.waits_for}  "
         f"since {_at(wait.since_ms)}, {until}"
     )
 
@@ -74,6 +78,6 @@ class Command(BaseCommand):
         self.stdout.write(f"{total} run{'s' if total != 1 else ''} waiting on {stream}")
         for p in pages:
             for wait in p.waits:
-                self.stdout.write(render(wait))
+                self.stdout.write(render(wait, engine_config().group))
             if p.has_next:
                 self.stdout.write(f"... and {p.total - p.limit} more on {p.stream} (--limit)")
