@@ -202,6 +202,9 @@ def test_cancel_of_b_waiting_run_leaves_a_run_pending(
     assert r.hget(KEYS.gate(run_hash(h, "summarise")), "state") == "cancelled"
     assert not r.exists(KEYS.gate(h))
     assert (group_stat(r, B, "cancelled"), group_stat(r, HOME, "cancelled")) == ("1", None)
+    # A run that never started gets its row, B's, so its page says what became of it.
+    closed = AgentRun.objects.get(event_hash=run_hash(h, "summarise"))
+    assert (closed.status, closed.agent, closed.event_key) == ("cancelled", "summarise", h)
 
 
 def test_cancel_of_pending_rows_in_b_group_cancels_b_run(
@@ -217,6 +220,7 @@ def test_cancel_of_pending_rows_in_b_group_cancels_b_run(
     assert (out.outcome, out.count) == ("ok", 1)
     assert r.hget(KEYS.gate(run_hash(h, "summarise")), "state") == "cancelled"
     assert r.hget(KEYS.gate(h), "state") == "done"
+    assert row("summarise", 1).status == "cancelled" and row("", 1).status == "succeeded"
 
 
 def test_dead_letter_job_in_b_group_keeps_the_home_group_it_was_asked_under(
@@ -266,3 +270,27 @@ def test_force_rerun_of_a_replay_reruns_the_replay(
     r.xadd(DEAD, {"event": raw, "stream": STREAM, "entry_id": again.entry_id, "group": B})
     with pytest.raises(ActionRefused, match="is a replay and its stream entry"):
         operations.force_rerun(ALICE, replay.event_hash, "again", client=r, keys=KEYS)
+
+
+def test_redriving_a_replays_letter_runs_the_replay_again(
+    r: redis.Redis, redis_url: str, config: EngineConfig
+) -> None:
+    """The letter of a forced replay's run keeps the replay's salt, and its redrive carries
+    it: the replay runs again, instead of being a hit on the agent's first run."""
+    failing: set[int] = set()
+    registry = agents(failing)
+    [h] = publish(r, 1)
+    run_fleet(redis_url, config, registry)  # B's first run succeeds
+    raw = r.xrange(STREAM)[0][1]["event"]
+    failing.add(1)
+    r.xadd(STREAM, {"event": raw, TARGET_FIELD: B, REPLAY_FIELD: "job-8"})
+    run_fleet(redis_url, config, registry)
+    [(dead_id, letter)] = r.xrange(DEAD)
+    assert (letter["group"], letter[REPLAY_FIELD]) == (B, "job-8")
+    failing.clear()
+    out = operations.redrive(ALICE, STREAM, [dead_id], client=r, keys=KEYS)
+    [(_, fields)] = r.xrange(STREAM, out.new_ids[0], out.new_ids[0])
+    assert (fields[TARGET_FIELD], fields[REPLAY_FIELD]) == (B, "job-8")
+    run_fleet(redis_url, config, registry)
+    replay = AgentRun.objects.get(event_hash=run_hash(h, "summarise", "job-8"))
+    assert (replay.status, replay.replay_of) == ("succeeded", run_hash(h, "summarise"))

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from redis.asyncio.client import Pipeline
 
+from workers.core.fanout import REPLAY_FIELD
 from workers.core.retry import Verdict
 from workers.core.storable import storable_message
 from workers.engine.attempts import releasable
@@ -314,6 +315,7 @@ class Settler(SettlesRejects):
             error=error,
             dead_at=datetime.now(UTC).isoformat(),
             by=self.config.consumer,
+            replay=delivery.fields.get(REPLAY_FIELD, ""),
         )
 
     def _queue_wait(self, pipe: Pipeline, ids: list[Any], wait_ms: float) -> None:

@@ -113,7 +113,8 @@ def _by_hash(entry: Entry, client: redis.Redis, keys: Keys, event_hash: str, hom
         raise ActionRefused(f"no run and no pending entry of event {short}: unknown event hash")
     stream, pairs = found
     entry.stream = stream
-    status = _cancel_one(entry, client, keys, stream, event_hash, pairs)
+    agent = agent_in(home, pairs[0][0]) if pairs else ""
+    status = _cancel_one(entry, client, keys, stream, event_hash, pairs, agent)
     if status not in ("requested", "stopped"):
         raise ActionRefused(f"event {short}: {REFUSALS[status]}")
 
@@ -132,9 +133,10 @@ def _cancel_one(
     stream: str,
     event_hash: str,
     pairs: list[tuple[str, str]],
+    agent: str = "",
 ) -> str:
-    """One run: the gate's answer, acted on; ``pairs``: its ``(group, entry id)`` pending
-    entries, acked unless it runs. Fills ``entry`` as it goes."""
+    """One run (of agent ``agent``): the gate's answer, acted on; ``pairs``: its ``(group,
+    entry id)`` pending entries, acked unless it runs. Fills ``entry`` as it goes."""
     entry_ids = list(dict.fromkeys(e for _, e in pairs))
     by, reason = entry.actor.name, entry.reason
     # Before the gate: a worker may end the run the moment it is asked, and its ``cancelled``
@@ -155,7 +157,7 @@ def _cancel_one(
     elif status == "stopped":
         # A run that waits (workers/waits/): its wait ends too, nothing brings it back.
         cancel_waits(client, keys, stream, [event_hash], by)
-        was = close_cancelled_by_hand(client, stream, event_hash, entry_ids, detail, by)
+        was = close_cancelled_by_hand(client, stream, event_hash, entry_ids, detail, by, agent)
         entries = f"{acked} pending entr{'y' if acked == 1 else 'ies'} acked"
         entry.detail = f"cancelled ({f'the run was {was}' if was else 'never started'}); {entries}"
     if status in ("requested", "stopped"):
@@ -176,7 +178,7 @@ def _entries(
             why["gone"] += 1  # gone, or an envelope that never had a hash: dead-letter it
             continue
         pairs = [(entry.group, entry_id)]
-        status = _cancel_one(entry, client, keys, entry.stream, event_hash, pairs)
+        status = _cancel_one(entry, client, keys, entry.stream, event_hash, pairs, agent)
         if status in ("requested", "stopped"):
             done.append(entry_id)
         else:

@@ -38,12 +38,17 @@ class DeadLetter:
     error: str
     dead_at: str
     by: str
+    # A forced replay's salt (workers/core/fanout.py REPLAY_FIELD): a redrive carries it
+    # back, so the redriven copy is that replay's run again, not the agent's first run.
+    replay: str = ""
 
     def fields(self) -> dict[Any, Any]:
         """Every value encodable: an error text may hold a lone surrogate (an agent's
         message built from a file name), which no Redis command can carry as it is."""
         out: dict[Any, Any] = {k: encodable(str(v)) for k, v in asdict(self).items()}
         out[EVENT_FIELD] = encodable(self.event)
+        if not self.replay:
+            del out["replay"]
         return out
 
 

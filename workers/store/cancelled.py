@@ -50,11 +50,17 @@ def note_cancel_requested(
 
 
 def close_cancelled_by_hand(
-    client: redis.Redis, stream: str, event_hash: str, entry_ids: list[str], detail: str, by: str
+    client: redis.Redis,
+    stream: str,
+    event_hash: str,
+    entry_ids: list[str],
+    detail: str,
+    by: str,
+    agent: str = "",
 ) -> str:
-    """The operator's side, for an event that was not running: its row (if it has one)
-    becomes ``cancelled``; an event that never started gets one from its entry, so its
-    page says what became of it. One ``cancelled`` step per entry. Returns the status the
+    """The operator's side, for a run (agent ``agent``'s) that was not running: its row (if
+    it has one) becomes ``cancelled``; one that never started gets one from its entry, so
+    its page says what became of it. One ``cancelled`` step per entry. Returns the status the
     row had ("" if none)."""
     now = timezone.now()
     steps = [
@@ -70,7 +76,7 @@ def close_cancelled_by_hand(
         elif row is None:
             runs = [
                 r
-                for r in _runs_of_entries(client, stream, entry_ids, by)
+                for r in _runs_of_entries(client, stream, entry_ids, by, agent)
                 if r.event_hash == event_hash
             ]
             adapt = adapters()

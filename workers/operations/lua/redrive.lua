@@ -9,13 +9,19 @@ for i = 2, #ARGV do
   local letter = redis.call('XRANGE', KEYS[2], ARGV[i], ARGV[i])
   local new_id = ''
   if #letter == 1 then
-    local event, group, reason, fields = '', '', '', letter[1][2]
+    local event, group, reason, replay, fields = '', '', '', '', letter[1][2]
     for j = 1, #fields, 2 do
       if fields[j] == 'event' then event = fields[j + 1] end
       if fields[j] == 'group' then group = fields[j + 1] end
       if fields[j] == 'reason' then reason = fields[j + 1] end
+      if fields[j] == 'replay' then replay = fields[j + 1] end
     end
     local entry = {'event', event, 'retry_of', ARGV[i], 'by', ARGV[1]}
+    -- A forced replay's letter: the redriven copy is that replay's run again.
+    if replay ~= '' then
+      entry[#entry + 1] = 'replay'
+      entry[#entry + 1] = replay
+    end
     if group ~= '' and reason ~= 'unknown-type' and reason ~= 'decode-error' then
       entry[#entry + 1] = 'for'
       entry[#entry + 1] = group
