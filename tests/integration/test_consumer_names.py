@@ -38,8 +38,10 @@ def test_a_restarted_worker_takes_its_name_back(
         proc = start(worker_env, tmp_path / f"w{n}.log", "runworker", "--concurrency", "2")
         try:
             xadd(r, {"type": "demo.echo", "source": "t", "id": f"e{n}", "data": {"n": n}})
-            wait_for(lambda: len(r.zrange(KEYS.workers_index, 0, -1)) == 1, what="a heartbeat")
-            names += r.zrange(KEYS.workers_index, 0, -1)
+            # The home group's loop; a named agent's (the demo's ticket-summary) is a consumer
+            # of its own in its own group, <name>@<agent>.
+            wait_for(lambda: len(home_loops(r)) == 1, what="a heartbeat")
+            names += home_loops(r)
         finally:
             proc.send_signal(signal.SIGTERM)
             assert proc.wait(timeout=30) == 0, (tmp_path / f"w{n}.log").read_text()
@@ -47,3 +49,9 @@ def test_a_restarted_worker_takes_its_name_back(
     assert names[0] == names[1] and names[0].endswith("-1")
     consumers = [c["name"] for c in r.xinfo_consumers("streamdesk:events", "agents")]
     assert consumers == [names[0]]  # one consumer, not one per restart
+    named = [c["name"] for c in r.xinfo_consumers("streamdesk:events", "agents:ticket-summary")]
+    assert named == [f"{names[0]}@ticket-summary"]
+
+
+def home_loops(r: redis.Redis) -> list[str]:
+    return [name for name in r.zrange(KEYS.workers_index, 0, -1) if "@" not in name]

@@ -122,7 +122,7 @@ def test_malformed_entries_are_dead_lettered_and_the_worker_goes_on(
 
     registry = counting_registry(runs)
     for spec in default_registry:
-        registry.register(spec.type, spec.schema, spec.handler)
+        registry.register(spec.type, spec.schema, spec.handler, name=spec.agent or None)
     run_burst(redis_url, config, registry)
 
     reasons = Counter(f["reason"] for _, f in r.xrange(f"{STREAM}:dead"))
