@@ -72,7 +72,7 @@ def test_a_group_paused_at_rest_starts_nothing_until_resumed(
     sleeps(r, "held", 3, 0)
     time.sleep(2.0)  # nothing to wait for: the point is that nothing happens
     assert succeeded() == 0
-    [group] = r.xinfo_groups(STREAM)
+    [group] = [g for g in r.xinfo_groups(STREAM) if g["name"] == GROUP]
     assert group["lag"] == 3 and group["pending"] == 0  # not even read
     assert actions.resume(r, KEYS, STREAM, GROUP)
     wait_for(lambda: succeeded() == 3, 10, "the three events after resume")
