@@ -6,9 +6,10 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from console.live import charts, overview, realtime
+from console.live.agent_lines import agent_lines
 from console.live.fleet_cost import fleet_cost
 from console.live.sampler import TICK_READ, overview_context, workers_context
-from console.reads.agent_runs import failure_shares
+from console.reads.agent_runs import run_figures
 from console.runtime import keys, redis_client
 from console.views.access import viewer_required
 from console.views.redis import panel_of
@@ -24,7 +25,8 @@ def current_overview() -> overview.Overview:
     client = redis_client()
     sample = collect(client, keys(), budgets=rate_budgets())
     recent = HistoryStore(client, keys()).newest({SECOND: TICK_READ[SECOND]})[SECOND.name]
-    return overview.build(sample, recent, engine_config().claim_idle_ms)
+    config = engine_config()
+    return overview.build(sample, recent, config.claim_idle_ms, config.group)
 
 
 # One reader per Redis client and key prefix in this process: a page render reads only the
@@ -67,9 +69,9 @@ def overview_page(request: HttpRequest) -> HttpResponse:
             "live": [part, realtime.redis_summary_key()],
             "page": "overview",
             "chart_series": page_series([row.info for row in view.streams], part, view.at_ms),
-            "agents": view.agents,
-            # One bounded query: the agents' failure shares (the live fragment has none).
-            "failures": failure_shares(),
+            "lines": agent_lines(view, default_registry, engine_config().group),
+            # One bounded query: the agents' runs (the live fragment has none).
+            "figures": run_figures(),
         },
     )
 
