@@ -73,5 +73,6 @@ def _page(request: HttpRequest, view: EventView) -> HttpResponse:
         "dead": dead,
         "live": [],
         "trace_url": trace_url(view.trace_id),
+        "max_runs": events.MAX_RUNS,
     }
     return render(request, "console/event.html", context)
