@@ -106,3 +106,10 @@ def typed(lines: list[AgentLine], types: Mapping[str, str]) -> list[AgentLine]:
         replace(a, event_type=types[a.name]) if not a.event_type and types.get(a.name) else a
         for a in lines
     ]
+
+
+def home_group(view: Overview, home: str) -> AgentLine:
+    """The home group as a line of its own: the figures every agent without a name shares,
+    shown once rather than on each of their rows."""
+    groups = [g for s in view.streams for g in s.groups if g.info.name == home]
+    return AgentLine("", "", "", home, groups)

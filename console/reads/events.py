@@ -73,7 +73,7 @@ class EventView:
     durable: DurableSteps
     # From the envelope's ``traceparent`` (the producer's span); None without one.
     trace_id: str | None = None
-    # Every run of the event: one per agent, and each forced replay (issue 31), oldest first.
+    # Every run of the event: one per agent, and each forced replay (issue 31), by agent.
     runs: list[AgentRun] = field(default_factory=list)
 
 
@@ -143,7 +143,7 @@ def _view(
             run.event_type if run else "", run.subject if run else "", run.source if run else "", 0
         ),
         run=run if run is not None else main_run(runs, event_hash),
-        steps=timeline(event_hash, stream, entry_id),
+        steps=timeline(event_hash, stream, entry_id, runs),
         durable=durable_steps(event_hash),
         trace_id=trace_id_of(_traceparent(raw)),
         runs=runs,
@@ -158,12 +158,14 @@ def event_key_of(run: AgentRun) -> str:
 
 def runs_of(event_hash: str | None) -> list[AgentRun]:
     """The event's runs, side by side on its page: each agent's (their ``event_key``) and a
-    home agent's older row (its run hash is the event's), at most MAX_RUNS, oldest first.
+    home agent's older row (its run hash is the event's), at most MAX_RUNS.
     Two index lookups (``event_key``, the unique ``event_hash``)."""
     if not event_hash:
         return []
     found = AgentRun.objects.filter(Q(event_key=event_hash) | Q(event_hash=event_hash))
-    return list(found.order_by("created_at", "id").defer("lease", "fence")[:MAX_RUNS])
+    # By agent (the home agent first), each agent's replays after its first run.
+    ordered = found.order_by("agent", "created_at", "id")
+    return list(ordered.defer("lease", "fence")[:MAX_RUNS])
 
 
 def main_run(runs: list[AgentRun], event_hash: str | None) -> AgentRun | None:
@@ -181,10 +183,16 @@ def _traceparent(raw: str | None) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def timeline(event_hash: str | None, stream: str, entry_id: str) -> list[Step]:
-    """The stored steps plus a ``published`` step for every entry that carried the event
-    (the original and any redrive or re-run), in time order."""
-    steps = steps_for(event_hash) if event_hash else []
+def timeline(
+    event_hash: str | None, stream: str, entry_id: str, runs: list[AgentRun] | None = None
+) -> list[Step]:
+    """The stored steps of every run of the event (each agent's steps are under its run
+    hash; its consumer, ``host@agent``, tells them apart) plus a ``published`` step for
+    every entry that carried the event (the original and any redrive or re-run), in time
+    order."""
+    hashes = dict.fromkeys([event_hash] if event_hash else [])
+    hashes.update(dict.fromkeys(r.event_hash for r in runs or []))
+    steps = [step for h in hashes if h for step in steps_for(h)]
     entries = {(s.stream, s.entry_id) for s in steps} | {(stream, entry_id)}
     # An id past the year 9999 has no date to place its step at: the page still shows the rest.
     published = [published_step(st, e) for st, e in sorted(entries) if datable_id(e)]

@@ -9,7 +9,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from console.live import realtime
-from console.live.agent_lines import AgentLine, agent_lines, find, typed
+from console.live.agent_lines import AgentLine, agent_lines, find, home_group, typed
 from console.live.overview import Overview
 from console.reads.agent_runs import SCAN_ROWS, WINDOWS, RunFigures, run_figures
 from console.views.access import viewer_required
@@ -56,6 +56,7 @@ def agents_page(request: HttpRequest) -> HttpResponse:
         "console/agents.html",
         {
             "lines": typed(lines, types_of(figures)),
+            "home": home_group(view, engine_config().group),
             "figures": figures,
             "scan_rows": SCAN_ROWS,
             "at_ms": view.at_ms,

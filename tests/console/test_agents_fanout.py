@@ -82,8 +82,10 @@ def test_agents_fanout_page_lists_each_agent_with_its_groups_counters(
     assert cell(html, "summarise", "failed_pct") == "10.0%"
     assert cell(html, "triage", "versions") == "t1"
     assert TRIAGE in row(html, "triage") and "ticket.created" in row(html, "triage")
-    # The home agent shows the home group's figures, its runs by type.
-    assert "agents</span>" in row(html, "demo.home")
+    # The home group's figures once, shared by every agent without a name; its runs by type.
+    home = html.split("<tr data-agent-home>")[1].split("</tr>")[0]
+    assert re.search(r'data-metric="processed">3<', home)
+    assert 'data-metric="shared"' in row(html, "demo.home")
     assert cell(html, "demo.home", "runs_24h") == "3"
 
 
@@ -139,6 +141,9 @@ def test_agents_fanout_stream_page_labels_each_group(ran: None, staff_client: Cl
     assert 'data-group-agent="triage"' in html and 'data-group-agent="summarise"' in html
     group = staff_client.get(f"/streams/{STREAM}/groups/{SUMMARISE}/").content.decode()
     assert 'data-group-agent="summarise"' in group
+    # Each entry's state from all its runs: done once both agents' are, dead if one's is.
+    states = re.findall(r'<span class="badge [a-z]*" data-state="(\w+)"', html)
+    assert sorted(states) == sorted(["dead"] * 2 + ["done"] * (EVENTS - 2 + 3)), states
 
 
 def test_agents_fanout_event_page_shows_every_run_side_by_side(
