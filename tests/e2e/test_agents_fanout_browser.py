@@ -126,6 +126,18 @@ def test_agents_fanout_page_pause_one_agent_and_runs_side_by_side(
     no_overflow(page)
     shot(page, "agents-fanout-stream.png", tmp_path)
 
+    page.goto(f"/streams/{STREAM}/groups/{TRIAGE}/")
+    expect(page.locator('h1 [data-group-agent="triage"]')).to_be_visible()
+    no_overflow(page)
+    page.goto("/runs/?agent=summarise")
+    expect(page.locator('[data-runs] [data-agent="summarise"]')).to_have_count(TICKETS + 5)
+    no_overflow(page)
+    shot(page, "agents-fanout-runs.png", tmp_path)
+    page.goto("/")
+    expect(page.locator('[data-agent-table] tr[data-agent="triage"]')).to_be_visible()
+    no_overflow(page)
+    shot(page, "agents-fanout-overview.png", tmp_path)
+
     # A viewer sees the state, not the button.
     viewer = log_in(browser, console, VIEWER)
     viewer.goto("/agents/summarise/")
