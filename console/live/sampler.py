@@ -154,6 +154,27 @@ def workers_context(view: overview.Overview, fleet: FleetCost) -> dict[str, Any]
     }
 
 
+def agent_fragments(lines: list[AgentLine]) -> dict[str, str]:
+    """Each agent's page figures (its failures are read per render), in two variants: only
+    operators' sockets get the one with the pause button. The agents without a name that
+    have not run show the home group alone, the same for each: rendered once for them all,
+    so a registry of many such agents costs a tick two renders, not two each."""
+    out: dict[str, str] = {}
+    shared: dict[bool, str] = {}
+    for line in lines:
+        key = realtime.agent_key(line.name)
+        for operate in (False, True):
+            same = line.home and line.figures is None
+            html = shared.get(operate) if same else None
+            if html is None:
+                context = {"line": line, "row": line.figures, "can_operate": operate}
+                html = render_to_string("console/_agent_figures.html", context)
+                if same:
+                    shared[operate] = html
+            out[realtime.operator_variant(key) if operate else key] = html
+    return out
+
+
 def render_fragments(
     view: overview.Overview,
     fleet: FleetCost,
@@ -176,14 +197,7 @@ def render_fragments(
         )
     for row in view.streams:
         fragments.update(_stream_fragments(row))
-    for line in lines:  # an agent's page figures (its failures are read per render)
-        key = realtime.agent_key(line.name)
-        # Two variants: only operators' sockets get the one with the pause button.
-        for operate in (False, True):
-            fragments[realtime.operator_variant(key) if operate else key] = render_to_string(
-                "console/_agent_figures.html",
-                {"line": line, "row": line.figures, "can_operate": operate},
-            )
+    fragments.update(agent_fragments(lines))
     fragments.update(redis_parts or {})  # the Redis page's, rendered by redis_panel
     return fragments
 

@@ -139,3 +139,14 @@ def test_agents_fanout_failure_share_windows_by_agent() -> None:
     rows = [("triage", "succeeded", now), ("summarise", "dead", now - timedelta(minutes=2))]
     shares = count(rows, now, now - timedelta(hours=24))
     assert shares["summarise"]["5m"].pct == 100.0 and shares["triage"]["5m"].pct == 0.0
+
+
+def test_agents_fanout_tick_renders_the_home_groups_figures_once(settings: Any) -> None:
+    from console.live import realtime
+    from console.live.sampler import agent_fragments
+
+    got = agent_fragments(lines(sample(group("agents", pending=4), group("agents:triage"))))
+    home = got[realtime.agent_key("demo.echo")]
+    assert "Pause home group" in got[realtime.operator_variant(realtime.agent_key("demo.echo"))]
+    assert "Pause" not in home and 'data-metric="pending">4<' in home
+    assert "Pause agent" in got[realtime.operator_variant(realtime.agent_key("triage"))]

@@ -133,6 +133,12 @@ def test_agents_fanout_page_pause_one_agent_and_runs_side_by_side(
     expect(page.locator('[data-runs] [data-agent="summarise"]')).to_have_count(TICKETS + 5)
     no_overflow(page)
     shot(page, "agents-fanout-runs.png", tmp_path)
+    # An agent without a name: the home group's button, its type's histogram figures.
+    page.goto("/agents/fanout.closed/")
+    expect(page.get_by_role("button", name="Pause home group")).to_be_visible()
+    expect(page.locator("[data-agent-figures]")).to_contain_text("1 total", timeout=WAIT_MS)
+    no_overflow(page)
+    shot(page, "agents-fanout-home-agent.png", tmp_path)
     page.goto("/")
     expect(page.locator('[data-agent-table] tr[data-agent="triage"]')).to_be_visible()
     no_overflow(page)
