@@ -11,7 +11,7 @@ from django.http import HttpRequest, JsonResponse
 from django.urls import path, reverse
 
 from console.actions.api import api_view
-from console.live.agent_lines import AgentLine, agent_lines, typed
+from console.live.agent_lines import AgentLine, agent_lines, with_runs
 from console.live.agent_rows import AgentRow
 from console.live.overview import build
 from console.live.sampler import TICK_READ
@@ -87,7 +87,7 @@ def agent_list(request: HttpRequest) -> JsonResponse:
     view = build(sample, recent, config.claim_idle_ms, config.group)
     figures = run_figures()
     types = {name: f.event_type for name, f in figures.items()}
-    lines = typed(agent_lines(view, default_registry, config.group), types)
+    lines = with_runs(agent_lines(view, default_registry, config.group), types)
     body = [_agent(line, figures.get(line.name, RunFigures())) for line in lines]
     return JsonResponse({"agents": body})
 

@@ -34,6 +34,8 @@ class AgentLine:
     figures: AgentRow | None = None
     # The version this console's registry declares ("" when it does not load the agent).
     version: str = ""
+    # True when this console's registry declares it (else it is known by a group or runs).
+    declared: bool = False
 
     @property
     def home(self) -> bool:
@@ -79,9 +81,9 @@ def agent_lines(view: Overview, registry: Registry, home: str) -> list[AgentLine
             continue
         figures = None if spec.agent else by_type.get(spec.type)
         group = spec.group(home)
-        lines[spec.name] = AgentLine(
-            spec.name, spec.agent, spec.type, group, groups.get(group, []), figures, spec.version
-        )
+        found = groups.get(group, [])
+        line = AgentLine(spec.name, spec.agent, spec.type, group, found, figures, spec.version)
+        lines[spec.name] = replace(line, declared=True)
     for event_type, row in by_type.items():
         # A type whose runs this console's registry puts under named agents only is no home
         # agent (the histogram is per type, whichever agent ran).
@@ -99,12 +101,21 @@ def find(lines: list[AgentLine], name: str) -> AgentLine | None:
     return next((a for a in lines if a.name == name), None)
 
 
-def typed(lines: list[AgentLine], types: Mapping[str, str]) -> list[AgentLine]:
-    """The lines with the event type of a named agent this console does not load filled in
-    from its runs (``types``: agent name -> the type its runs were of)."""
-    return [
+def with_runs(lines: list[AgentLine], types: Mapping[str, str]) -> list[AgentLine]:
+    """The lines as the agents' runs in the database tell them (``types``: agent name -> the
+    event type its runs were of, an agent without a name named by its type). A named agent
+    this console does not load gets its type. A type the histogram alone knows, whose runs
+    are all named agents' (none without a name) is left out: its histogram holds their runs,
+    it is no agent of its own (the console's registry would have said so, had it one)."""
+    out = [
         replace(a, event_type=types[a.name]) if not a.event_type and types.get(a.name) else a
         for a in lines
+    ]
+    named_types = {a.event_type for a in out if a.agent}
+    return [
+        a
+        for a in out
+        if a.agent or a.declared or a.name in types or a.event_type not in named_types
     ]
 
 

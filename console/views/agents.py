@@ -9,7 +9,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from console.live import realtime
-from console.live.agent_lines import AgentLine, agent_lines, find, home_group, typed
+from console.live.agent_lines import AgentLine, agent_lines, find, home_group, with_runs
 from console.live.overview import Overview
 from console.reads.agent_runs import SCAN_ROWS, WINDOWS, RunFigures, run_figures
 from console.views.access import viewer_required
@@ -55,7 +55,7 @@ def agents_page(request: HttpRequest) -> HttpResponse:
         request,
         "console/agents.html",
         {
-            "lines": typed(lines, types_of(figures)),
+            "lines": with_runs(lines, types_of(figures)),
             "home": home_group(view, engine_config().group),
             "figures": figures,
             "scan_rows": SCAN_ROWS,
@@ -73,7 +73,7 @@ def agent_page(request: HttpRequest, name: str) -> HttpResponse:
     part = realtime.agent_key(line.name)
     streams = [s.info for s in view.streams]
     figures = figures_of(line)
-    line = typed([line], {line.name: figures.event_type})[0]
+    line = with_runs([line], {line.name: figures.event_type})[0]
     # The run duration histogram is per event type: a home agent's charts are its type's; a
     # named agent shares its type with others, so it has none of its own yet.
     types = (line.event_type,) if line.home and line.event_type else ()

@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from console.live.agent_lines import agent_lines, home_group, typed
+from console.live.agent_lines import agent_lines, home_group, with_runs
 from console.live.overview import build
 from console.reads.agent_runs import RunFigures
 from console.reads.entry_states import least_finished
@@ -85,7 +85,7 @@ def test_agents_fanout_lines_one_per_agent_home_first() -> None:
 def test_agents_fanout_lines_a_named_agent_known_only_by_its_group() -> None:
     got = lines(sample(group("agents"), group("agents:ghost"), group("other-fleet")), Registry())
     assert [(a.name, a.event_type) for a in got] == [("ghost", "")]  # foreign groups: none
-    assert typed(got, {"ghost": "t.x"})[0].event_type == "t.x"
+    assert with_runs(got, {"ghost": "t.x"})[0].event_type == "t.x"
 
 
 def test_agents_fanout_lines_lag_unknown_when_one_stream_cannot_tell() -> None:
@@ -150,3 +150,19 @@ def test_agents_fanout_tick_renders_the_home_groups_figures_once(settings: Any) 
     assert "Pause home group" in got[realtime.operator_variant(realtime.agent_key("demo.echo"))]
     assert "Pause" not in home and 'data-metric="pending">4<' in home
     assert "Pause agent" in got[realtime.operator_variant(realtime.agent_key("triage"))]
+
+
+def test_agents_fanout_a_type_only_named_agents_ran_is_no_agent_of_its_own() -> None:
+    from dataclasses import replace as changed
+
+    from console.live.agent_rows import AgentRow
+
+    row = AgentRow("t.x", 3, None, None, None, None, None, 0, 0, 0, 0.0, None)
+    view = build(sample(group("agents"), group("agents:triage")), [], 60_000, "agents")
+    view = changed(view, agents=[row])
+    got = agent_lines(view, Registry(), "agents")  # a console that loads no agent
+    assert [a.name for a in got] == ["t.x", "triage"]  # the histogram's type looks like one
+    # Its runs say triage is of t.x and no agent without a name ran t.x: only triage.
+    assert [a.name for a in with_runs(got, {"triage": "t.x"})] == ["triage"]
+    # With runs of t.x by an agent without a name, both are agents.
+    assert [a.name for a in with_runs(got, {"triage": "t.x", "t.x": "t.x"})] == ["t.x", "triage"]
