@@ -201,6 +201,12 @@ def test_agents_fanout_api_agents_one_object_per_agent(ran: None, staff_client: 
     assert summarise["runs_read"]["ended"] == EVENTS
     assert agents["demo.home"]["agent"] == "" and agents["demo.home"]["group"] == "agents"
     assert agents["demo.home"]["runs"] == 3  # its type's histogram, as before names
+    # /api/streams/ labels each group with its agent, with the group's own counters.
+    groups = {
+        g["name"]: g for g in staff_client.get("/api/streams/").json()["streams"][0]["groups"]
+    }
+    assert groups[SUMMARISE]["agent"] == "summarise" and groups["agents"]["agent"] == ""
+    assert groups[SUMMARISE]["counters"]["dead_lettered"] == 2
 
 
 def test_agents_fanout_metrics_count_per_group_with_its_agent(
