@@ -15,7 +15,7 @@ from console.live.agent_lines import AgentLine, agent_lines, with_runs
 from console.live.agent_rows import AgentRow
 from console.live.overview import build
 from console.live.sampler import TICK_READ
-from console.reads.agent_runs import WINDOWS, FailureShare, RunFigures, run_figures
+from console.reads.agent_runs import WINDOWS, FailureShare, RunFigures, run_figures, types_of
 from console.runtime import keys, redis_client
 from workers.core.registry import default_registry
 from workers.from_settings import engine_config
@@ -86,8 +86,7 @@ def agent_list(request: HttpRequest) -> JsonResponse:
     recent = HistoryStore(client, keys()).newest({SECOND: TICK_READ[SECOND]})[SECOND.name]
     view = build(sample, recent, config.claim_idle_ms, config.group)
     figures = run_figures()
-    types = {name: f.event_type for name, f in figures.items()}
-    lines = with_runs(agent_lines(view, default_registry, config.group), types)
+    lines = with_runs(agent_lines(view, default_registry, config.group), types_of(figures))
     body = [_agent(line, figures.get(line.name, RunFigures())) for line in lines]
     return JsonResponse({"agents": body})
 

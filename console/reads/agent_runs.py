@@ -118,6 +118,11 @@ def run_figures(
     return out
 
 
+def types_of(figures: dict[str, RunFigures]) -> dict[str, str]:
+    """Each agent's event type, as its newest run read says (``agent_lines.with_runs``)."""
+    return {name: f.event_type for name, f in figures.items()}
+
+
 def failure_shares(
     agent: str | None = None, event_type: str | None = None, now: datetime | None = None
 ) -> Shares:

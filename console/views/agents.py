@@ -11,7 +11,7 @@ from django.shortcuts import render
 from console.live import realtime
 from console.live.agent_lines import AgentLine, agent_lines, find, home_group, with_runs
 from console.live.overview import Overview
-from console.reads.agent_runs import SCAN_ROWS, WINDOWS, RunFigures, run_figures
+from console.reads.agent_runs import SCAN_ROWS, WINDOWS, RunFigures, run_figures, types_of
 from console.views.access import viewer_required
 from console.views.dashboard import current_overview, page_series
 from workers.core.registry import default_registry
@@ -40,10 +40,6 @@ def figures_of(line: AgentLine) -> RunFigures:
     else:
         found = run_figures(event_type=line.event_type or line.name)
     return found.get(line.name, RunFigures())
-
-
-def types_of(figures: dict[str, RunFigures]) -> dict[str, str]:
-    return {name: f.event_type for name, f in figures.items()}
 
 
 @viewer_required

@@ -6,10 +6,10 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from console.live import charts, overview, realtime
-from console.live.agent_lines import agent_lines
+from console.live.agent_lines import agent_lines, with_runs
 from console.live.fleet_cost import fleet_cost
 from console.live.sampler import TICK_READ, overview_context, workers_context
-from console.reads.agent_runs import run_figures
+from console.reads.agent_runs import run_figures, types_of
 from console.runtime import keys, redis_client
 from console.views.access import viewer_required
 from console.views.redis import panel_of
@@ -60,6 +60,8 @@ def page_series(
 def overview_page(request: HttpRequest) -> HttpResponse:
     view = current_overview()
     part = realtime.overview_key()
+    lines = agent_lines(view, default_registry, engine_config().group)
+    figures = run_figures()  # one bounded query: the agents' runs (the live parts have none)
     return render(
         request,
         "console/overview.html",
@@ -69,9 +71,8 @@ def overview_page(request: HttpRequest) -> HttpResponse:
             "live": [part, realtime.redis_summary_key()],
             "page": "overview",
             "chart_series": page_series([row.info for row in view.streams], part, view.at_ms),
-            "lines": agent_lines(view, default_registry, engine_config().group),
-            # One bounded query: the agents' runs (the live fragment has none).
-            "figures": run_figures(),
+            "lines": with_runs(lines, types_of(figures)),
+            "figures": figures,
         },
     )
 

@@ -242,3 +242,12 @@ def test_agents_fanout_tick_renders_each_agents_live_figures(ran: None) -> None:
     assert 'data-metric="dead_lettered">2<' in tick.fragments[part]
     assert "Pause agent" in tick.fragments[realtime.operator_variant(part)]
     assert "Pause agent" not in tick.fragments[part]
+
+
+def test_agents_fanout_overview_table_has_a_row_per_agent(ran: None, staff_client: Client) -> None:
+    html = staff_client.get("/").content.decode()
+    table = html.split("data-agent-table")[1]
+    assert 'href="/agents/triage/"' in table and 'href="/agents/summarise/"' in table
+    assert "ticket.created" in row(table, "summarise")  # its type, from its runs
+    assert cell(table, "summarise", "failed_pct") == "10.0% of 20"
+    assert cell(table, "summarise", "group") == SUMMARISE
