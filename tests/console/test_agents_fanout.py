@@ -251,3 +251,8 @@ def test_agents_fanout_overview_table_has_a_row_per_agent(ran: None, staff_clien
     assert "ticket.created" in row(table, "summarise")  # its type, from its runs
     assert cell(table, "summarise", "failed_pct") == "10.0% of 20"
     assert cell(table, "summarise", "group") == SUMMARISE
+
+
+def test_agents_fanout_dead_letters_say_whose(ran: None, staff_client: Client) -> None:
+    html = staff_client.get(f"/streams/{STREAM}/dead/").content.decode()
+    assert html.count(f'data-letter-group="{SUMMARISE}"') == 2
