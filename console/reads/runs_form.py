@@ -15,7 +15,7 @@ from workers.models import AgentRun, RunStatus
 # The model's column widths: a longer value matches nothing, so it is refused as a typo.
 NAME_CHARS = 256
 ERROR_TEXT_CHARS = 200
-FILTERS = ("agent", "version", "type", "status", "subject", "created_from", "created_to", "error")
+FILTERS = ("type", "agent", "version", "status", "subject", "created_from", "created_to", "error")
 VERSION_CHARS = 64
 # ``<input type="datetime-local">`` sends minutes, or seconds when it has them.
 MOMENT_FORMATS = ["%Y-%m-%dT%H:%M", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M", "%Y-%m-%d"]
@@ -34,9 +34,10 @@ def _moment(label: str) -> forms.DateTimeField:
 class RunsForm(forms.Form):
     """Blank fields do not filter. ``older`` and ``newer`` are page cursors (one at most)."""
 
+    type = forms.CharField(required=False, max_length=NAME_CHARS, label="Event type")
+    # After the type: a filtered page's URL keeps its shape (``?type=...&``) for bookmarks.
     agent = forms.CharField(required=False, max_length=NAME_CHARS, label="Agent")
     version = forms.CharField(required=False, max_length=VERSION_CHARS, label="Version")
-    type = forms.CharField(required=False, max_length=NAME_CHARS, label="Event type")
     status = forms.ChoiceField(
         required=False, choices=[("", "any"), *RunStatus.choices], label="Status"
     )
