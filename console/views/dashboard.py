@@ -77,6 +77,12 @@ def overview_page(request: HttpRequest) -> HttpResponse:
     )
 
 
+def agent_names() -> list[str]:
+    """The registry's agents' names, in ``agent_settings``' order (placeholders left out):
+    a named agent's name, else its event type."""
+    return [spec.name if spec.agent else "" for spec in default_registry if not spec.placeholder]
+
+
 @viewer_required
 def workers_page(request: HttpRequest) -> HttpResponse:
     view = current_overview()
@@ -87,7 +93,9 @@ def workers_page(request: HttpRequest) -> HttpResponse:
             **workers_context(view, fleet_cost(redis_client(), keys().history_recorder)),
             "live": [realtime.workers_key()],
             "page": "workers",
-            "agents": agent_settings(default_registry),
+            # Each agent's name beside its settings (both in the registry's order): two
+            # named agents of one type are two rows, told apart (issue 31).
+            "agents": list(zip(agent_names(), agent_settings(default_registry), strict=True)),
             "worker_timeout_s": engine_config().agent_timeout_s,
             "worker_max_deliveries": engine_config().max_deliveries,
         },

@@ -144,6 +144,11 @@ def test_agents_fanout_page_pause_one_agent_and_runs_side_by_side(
     no_overflow(page)
     shot(page, "agents-fanout-overview.png", tmp_path)
 
+    page.goto("/workers/")  # the declared settings: a row per agent, not per type
+    for name in ("triage", "summarise", "fanout.closed"):
+        expect(page.locator(f'[data-agent-settings="{name}"]')).to_have_count(1)
+    no_overflow(page)
+
     # A viewer sees the state, not the button.
     viewer = log_in(browser, console, VIEWER)
     viewer.goto("/agents/summarise/")
