@@ -71,6 +71,7 @@ def metrics(request: HttpRequest) -> HttpResponse:
         if refusal.challenge:
             response["WWW-Authenticate"] = refusal.challenge
         return response
-    body = exposition(read_sample, engine_config().claim_idle_ms)
+    config = engine_config()
+    body = exposition(read_sample, config.claim_idle_ms, config.group)
     body += redis_itself()
     return HttpResponse(body, content_type=CONTENT_TYPE)

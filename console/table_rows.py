@@ -20,7 +20,7 @@ from console.live import realtime
 from console.reads import browse
 from console.runtime import keys, redis_client
 from console.views.streams import pending_context, retries_context
-from workers.core.keys import Keys
+from workers.core.keys import DEFAULT_GROUP, Keys
 from workers.from_settings import engine_config
 
 log = logging.getLogger("streamdesk.console")
@@ -43,6 +43,8 @@ class TableReader:
     keys: Keys
     claim_idle_ms: int
     max_deliveries: int
+    # The home group's name: a dead letter of another group says whose (issue 31).
+    home: str = DEFAULT_GROUP
 
     def read(self, name: str) -> tuple[int, dict[bool, str]] | None:
         try:
@@ -50,7 +52,8 @@ class TableReader:
             at_ms, paused = server_now(self.client, self.keys, stream, group or "-")
             if kind == realtime.DEAD_TABLE:
                 dead = browse.dead_page(self.client, stream)
-                return at_ms, self._variants("console/_dead_rows.html", {"page": dead}, stream)
+                context = {"page": dead, "home": self.home}
+                return at_ms, self._variants("console/_dead_rows.html", context, stream)
             if kind == realtime.RETRIES_TABLE:
                 context = retries_context(
                     self.client, (stream, group), at_ms, self.claim_idle_ms, self.max_deliveries
@@ -82,4 +85,6 @@ class TableReader:
 
 def reader() -> TableReader:
     config = engine_config()
-    return TableReader(redis_client(), keys(), config.claim_idle_ms, config.max_deliveries)
+    return TableReader(
+        redis_client(), keys(), config.claim_idle_ms, config.max_deliveries, config.group
+    )

@@ -31,6 +31,7 @@ from workers.core.errors import (
     RedisUnavailable,
     StreamdeskError,
 )
+from workers.core.fanout import agent_of
 from workers.from_settings import engine_config, rate_budgets, stream_partitions
 from workers.models import ApiToken, BulkJob, Door
 from workers.monitor.sample import GroupInfo, StreamInfo, collect
@@ -307,11 +308,12 @@ def job_cancel(request: HttpRequest, job_id: int) -> JsonResponse:
 @api_view(operate=False)
 def streams(request: HttpRequest) -> JsonResponse:
     sample = collect(redis_client(), keys(), budgets=rate_budgets())
+    config = engine_config()
     return JsonResponse(
         {
             "at_ms": sample.at_ms,
             "streams": [
-                _stream(s, sample.at_ms, engine_config().claim_idle_ms) for s in sample.streams
+                _stream(s, sample.at_ms, config.claim_idle_ms, config.group) for s in sample.streams
             ],
             "budgets": [_budget(level) for level in sample.budgets],
             "usage": {t: _usage(u) for t, u in sample.usage.items()},
@@ -343,10 +345,15 @@ def _health(mark: health.Health) -> dict[str, Any]:
     return {"level": mark.level, "reasons": mark.reasons}
 
 
-def _group(g: GroupInfo, at_ms: int, claim_idle_ms: int) -> dict[str, Any]:
+def _group(g: GroupInfo, at_ms: int, claim_idle_ms: int, home: str) -> dict[str, Any]:
     oldest = health.oldest_pending(g, at_ms, claim_idle_ms)
     return {
         "name": g.name,
+        # Whose group (issue 31): a named agent's name, "" for the home group, null for a
+        # group of no agent of this deployment's; and the group's own engine counters.
+        "agent": agent_of(home, g.name),
+        "paused_by": g.paused_by,
+        "counters": g.counters,
         "pending": g.pending,
         "lag": g.lag,
         "consumers": len(g.consumers),
@@ -360,14 +367,14 @@ def _group(g: GroupInfo, at_ms: int, claim_idle_ms: int) -> dict[str, Any]:
     }
 
 
-def _stream(s: StreamInfo, at_ms: int, claim_idle_ms: int) -> dict[str, Any]:
+def _stream(s: StreamInfo, at_ms: int, claim_idle_ms: int, home: str) -> dict[str, Any]:
     return {
         "name": s.name,
         "length": s.length,
         "dead_letters": s.dead_letters,
         "counters": s.counters,
         "health": _health(health.stream_health(s, claim_idle_ms)),
-        "groups": [_group(g, at_ms, claim_idle_ms) for g in s.groups],
+        "groups": [_group(g, at_ms, claim_idle_ms, home) for g in s.groups],
     }
 
 

@@ -26,6 +26,12 @@ def _run(run: AgentRun) -> dict[str, Any]:
         "created_at": run.created_at.isoformat(),
         "duration_ms": run.duration_ms,
         "version": run.version,
+        # Which agent ran it ("": its type's agent without a name), the event's own hash
+        # ("" on rows from before agents had names: event_hash is it) and the run a forced
+        # replay repeats ("" for a first run).
+        "agent": run.agent,
+        "event_key": run.event_key,
+        "replay_of": run.replay_of,
         "prompt_tokens": run.prompt_tokens,
         "completion_tokens": run.completion_tokens,
         "cost_usd": run.cost_usd,
@@ -36,8 +42,9 @@ def _run(run: AgentRun) -> dict[str, Any]:
 
 @api_view(operate=False)
 def run_list(request: HttpRequest) -> JsonResponse:
-    """The page's query string: ``type``, ``status``, ``subject``, ``created_from``,
-    ``created_to``, ``error``, and one of ``older`` / ``newer`` (cursors it answered)."""
+    """The page's query string: ``agent``, ``version``, ``type``, ``status``, ``subject``,
+    ``created_from``, ``created_to``, ``error``, and one of ``older`` / ``newer`` (cursors
+    it answered)."""
     if unknown := _unknown_fields(dict(request.GET), RunsForm):
         return unknown
     form = RunsForm(request.GET)

@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 from console.live import health, metrics
 from console.live.agent_rows import AgentRow, agent_rows
 from console.live.health import Health, PendingState
+from workers.core.fanout import agent_of
+from workers.core.keys import DEFAULT_GROUP
 from workers.monitor.history import Point, to_point
 from workers.monitor.sample import GroupInfo, Sample, StreamInfo, WorkerInfo
 from workers.monitor.usage import UsageRow, usage_rows
@@ -28,6 +30,9 @@ class GroupRow:
     health: Health
     # What the oldest pending entry is doing (waiting for a retry, idle, stuck), if any.
     oldest: PendingState | None
+    # Whose group it is (issue 31): its agent's name for a named agent's group, "" for the
+    # home group (every agent without a name), None for a group of no agent of this home's.
+    agent: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,9 +98,12 @@ def budget_rows(budgets: list[Level]) -> list[BudgetRow]:
     ]
 
 
-def build(sample: Sample, recent: list[Point], claim_idle_ms: int) -> Overview:
+def build(
+    sample: Sample, recent: list[Point], claim_idle_ms: int, home: str = DEFAULT_GROUP
+) -> Overview:
     """Rows for the pages; ``recent`` are the recorded 1 s points of the last
-    RATE_MAX_AGE_MS or more (oldest first), the rates' baseline."""
+    RATE_MAX_AGE_MS or more (oldest first), the rates' baseline; ``home``: the home group's
+    name, which tells each group's agent."""
     now = to_point(sample)
     old = baseline(recent, sample.at_ms)
     rows = []
@@ -107,6 +115,7 @@ def build(sample: Sample, recent: list[Point], claim_idle_ms: int) -> Overview:
                 rates=metrics.group_rates(old, now, g),
                 health=health.group_health(g, claim_idle_ms),
                 oldest=health.oldest_pending(g, sample.at_ms, claim_idle_ms),
+                agent=agent_of(home, g.name),
             )
             for g in stream.groups
         ]

@@ -23,11 +23,13 @@ from django.template.loader import render_to_string
 from django.utils.safestring import SafeString, mark_safe
 
 from console.live import charts, overview, realtime
+from console.live.agent_lines import AgentLine, agent_lines
 from console.live.fleet_cost import FleetCost, fleet_cost
 from console.live.partitioned import partitioned
 from console.live.redis_panel import tick_fragments
 from workers.core.config import EngineConfig
-from workers.core.keys import Keys
+from workers.core.keys import DEFAULT_GROUP, Keys
+from workers.core.registry import default_registry
 from workers.models import BulkJob, OutboxEvent
 from workers.monitor.history import SECOND, HistoryStore, Resolution
 from workers.monitor.recorder import Lease, holder_name
@@ -152,10 +154,35 @@ def workers_context(view: overview.Overview, fleet: FleetCost) -> dict[str, Any]
     }
 
 
+def agent_fragments(lines: list[AgentLine]) -> dict[str, str]:
+    """Each agent's page figures (its failures are read per render), in two variants: only
+    operators' sockets get the one with the pause button. The agents without a name that
+    have not run show the home group alone, the same for each: rendered once for them all,
+    so a registry of many such agents costs a tick two renders, not two each."""
+    out: dict[str, str] = {}
+    shared: dict[bool, str] = {}
+    for line in lines:
+        key = realtime.agent_key(line.name)
+        for operate in (False, True):
+            same = line.home and line.figures is None
+            html = shared.get(operate) if same else None
+            if html is None:
+                context = {"line": line, "row": line.figures, "can_operate": operate}
+                html = render_to_string("console/_agent_figures.html", context)
+                if same:
+                    shared[operate] = html
+            out[realtime.operator_variant(key) if operate else key] = html
+    return out
+
+
 def render_fragments(
-    view: overview.Overview, fleet: FleetCost, redis_parts: dict[str, str] | None = None
+    view: overview.Overview,
+    fleet: FleetCost,
+    lines: list[AgentLine],
+    redis_parts: dict[str, str] | None = None,
 ) -> dict[str, str]:
-    """Every live part of every page, rendered once for all browsers."""
+    """Every live part of every page, rendered once for all browsers; ``lines``: the
+    agents' (``agent_lines``)."""
     fragments: dict[str, str] = {
         realtime.overview_key(): render_to_string("console/_overview.html", overview_context(view)),
         realtime.workers_key(): render_to_string(
@@ -170,10 +197,7 @@ def render_fragments(
         )
     for row in view.streams:
         fragments.update(_stream_fragments(row))
-    for agent in view.agents:  # an agent's page figures (its failures are read per render)
-        fragments[realtime.agent_key(agent.event_type)] = render_to_string(
-            "console/_agent_figures.html", {"row": agent}
-        )
+    fragments.update(agent_fragments(lines))
     fragments.update(redis_parts or {})  # the Redis page's, rendered by redis_panel
     return fragments
 
@@ -186,8 +210,11 @@ class Sampler:
         claim_idle_ms: int,
         budgets: Mapping[str, Budget] | None = None,
         retention: Retention | None = None,
+        home: str = DEFAULT_GROUP,
     ) -> None:
         self.client = client
+        # The home group's name: which agent each consumer group is (console/live/agent_lines.py).
+        self.home = home
         self.keys = keys
         self.claim_idle_ms = claim_idle_ms
         # The configured rate budgets (``rate_budgets()``), whose levels the overview shows.
@@ -211,13 +238,14 @@ class Sampler:
             return None  # another console broadcasts: its ticks reach our sockets too
         sample = collect(self.client, self.keys, budgets=self.budgets)
         newest = self.history.newest(TICK_READ)
-        view = overview.build(sample, newest[SECOND.name], self.claim_idle_ms)
+        view = overview.build(sample, newest[SECOND.name], self.claim_idle_ms, self.home)
         found = charts.charts_of(sample.streams, sample.durations)
         series = charts.series(found, newest, tail=True)
         fleet = fleet_cost(self.client, self.keys.history_recorder)  # every 10 s at most
         # INFO and SLOWLOG every 10 s at most, as the fleet's cost.
         parts = tick_fragments(self.client, self.keys, sample.streams, self.retention, sample.at_ms)
-        return Tick(sample.at_ms, render_fragments(view, fleet, parts), series)
+        lines = agent_lines(view, default_registry, self.home)
+        return Tick(sample.at_ms, render_fragments(view, fleet, lines, parts), series)
 
     async def run(self) -> None:
         layer = get_channel_layer()

@@ -23,7 +23,12 @@ _task: asyncio.Task[None] | None = None
 def make_sampler() -> Sampler:
     config = engine_config()
     return Sampler(
-        redis_client(), keys(), config.claim_idle_ms, rate_budgets(), Retention.of(config)
+        redis_client(),
+        keys(),
+        config.claim_idle_ms,
+        rate_budgets(),
+        Retention.of(config),
+        config.group,
     )
 
 

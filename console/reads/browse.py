@@ -241,6 +241,8 @@ class DeadRow:
     by: str
     summary: Summary
     event_hash: str | None
+    # The consumer group that dead-lettered it, so its agent (issue 31); "" on old letters.
+    group: str = ""
     # Why the letter is not what the engine writes ("" when it is), and then its raw fields.
     malformed: str = ""
     raw: list[tuple[str, str]] = field(default_factory=list)
@@ -282,6 +284,7 @@ def dead_row(dead_id: str, fields: dict[str, str]) -> DeadRow:
         by=fields.get("by", ""),
         summary=summarize(raw),
         event_hash=hash_of(raw),
+        group=fields.get("group", ""),
         malformed=problem,
         raw=[(str(k), str(v)[:RAW_FIELD_CHARS]) for k, v in fields.items()] if problem else [],
     )

@@ -93,17 +93,35 @@ class Group:
     last_delivered_id: str
 
 
+# With several agents on a type (issue 31) an event has a run per agent: the entry reads as
+# its least finished one, so an entry is done only once every agent's run is.
+UNFINISHED_FIRST = ("running", "waiting", "failed", "dead", "cancelled", "succeeded")
+
+
+def least_finished(statuses: list[str]) -> str:
+    """The status the entry reads as, of its event's runs' statuses."""
+    rank = {status: n for n, status in enumerate(UNFINISHED_FIRST)}
+    return min(statuses, key=lambda s: rank.get(s, -1))
+
+
 def _records(stream: str, ids: list[str], hashes: set[str]) -> tuple[dict[str, str], set[str]]:
-    """From the database: each event hash's run status (the unique index) and the entries
-    with a dead_lettered step (the stream/entry index)."""
+    """From the database: each event hash's run status (the unique index on the run hash,
+    the index on ``event_key`` for named agents' runs; their least finished, see above) and
+    the entries with a dead_lettered step (the stream/entry index)."""
+    from django.db.models import Q
+
     from workers.core.steps import Kind
     from workers.models import AgentRun, TimelineStep
 
-    runs = AgentRun.objects.filter(event_hash__in=hashes).values_list("event_hash", "status")
+    found: dict[str, list[str]] = {}
+    if hashes:
+        runs = AgentRun.objects.filter(Q(event_hash__in=hashes) | Q(event_key__in=hashes))
+        for run_hash, key, status in runs.values_list("event_hash", "event_key", "status"):
+            found.setdefault(key or run_hash, []).append(status)
     dead = TimelineStep.objects.filter(
         stream=stream, entry_id__in=ids, kind=Kind.DEAD_LETTERED
     ).values_list("entry_id", flat=True)
-    return (dict(runs) if hashes else {}), set(dead)
+    return {h: least_finished(statuses) for h, statuses in found.items()}, set(dead)
 
 
 def _pending(

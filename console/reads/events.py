@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 import redis
+from django.db.models import Q
 
 from console.params import datable_id
 from console.reads import browse
@@ -33,6 +34,8 @@ PREVIEW_CHARS = 20_000
 MAX_STEPS = 200
 # A step's stored value is cut to this in the list; the whole value folds out below it.
 STEP_VALUE_CHARS = 2_000
+# The runs of one event shown side by side: one per agent, plus forced replays.
+MAX_RUNS = 20
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +73,8 @@ class EventView:
     durable: DurableSteps
     # From the envelope's ``traceparent`` (the producer's span); None without one.
     trace_id: str | None = None
+    # Every run of the event: one per agent, and each forced replay (issue 31), by agent.
+    runs: list[AgentRun] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,7 +126,9 @@ def _view(
 ) -> EventView:
     text = pretty_json(raw) if raw is not None else ""
     truncated = not full and len(text) > PREVIEW_CHARS
-    event_hash = browse.hash_of(raw) if raw is not None else (run.event_hash if run else None)
+    # A run's ``event_hash`` is its own (a named agent's, a replay's): the event's is its key.
+    event_hash = browse.hash_of(raw) if raw is not None else (event_key_of(run) if run else None)
+    runs = runs_of(event_hash)
     return EventView(
         stream=stream,
         entry_id=entry_id,
@@ -135,11 +142,37 @@ def _view(
         else browse.Summary(
             run.event_type if run else "", run.subject if run else "", run.source if run else "", 0
         ),
-        run=run if run is not None else _run(event_hash),
-        steps=timeline(event_hash, stream, entry_id),
+        run=run if run is not None else main_run(runs, event_hash),
+        steps=timeline(event_hash, stream, entry_id, runs),
         durable=durable_steps(event_hash),
         trace_id=trace_id_of(_traceparent(raw)),
+        runs=runs,
     )
+
+
+def event_key_of(run: AgentRun) -> str:
+    """The event's own hash: ``event_key``, or (a row from before agents had names, whose
+    run hash is the event's) its ``event_hash``."""
+    return run.event_key or run.event_hash
+
+
+def runs_of(event_hash: str | None) -> list[AgentRun]:
+    """The event's runs, side by side on its page: each agent's (their ``event_key``) and a
+    home agent's older row (its run hash is the event's), at most MAX_RUNS.
+    Two index lookups (``event_key``, the unique ``event_hash``)."""
+    if not event_hash:
+        return []
+    found = AgentRun.objects.filter(Q(event_key=event_hash) | Q(event_hash=event_hash))
+    # By agent (the home agent first), each agent's replays after its first run.
+    ordered = found.order_by("agent", "created_at", "id")
+    return list(ordered.defer("lease", "fence")[:MAX_RUNS])
+
+
+def main_run(runs: list[AgentRun], event_hash: str | None) -> AgentRun | None:
+    """The run the page's facts and actions are about: the home agent's (its run hash is
+    the event's), else the first."""
+    home = next((r for r in runs if r.event_hash == event_hash), None)
+    return home or (runs[0] if runs else None)
 
 
 def _traceparent(raw: str | None) -> str | None:
@@ -150,10 +183,16 @@ def _traceparent(raw: str | None) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def timeline(event_hash: str | None, stream: str, entry_id: str) -> list[Step]:
-    """The stored steps plus a ``published`` step for every entry that carried the event
-    (the original and any redrive or re-run), in time order."""
-    steps = steps_for(event_hash) if event_hash else []
+def timeline(
+    event_hash: str | None, stream: str, entry_id: str, runs: list[AgentRun] | None = None
+) -> list[Step]:
+    """The stored steps of every run of the event (each agent's steps are under its run
+    hash; its consumer, ``host@agent``, tells them apart) plus a ``published`` step for
+    every entry that carried the event (the original and any redrive or re-run), in time
+    order."""
+    hashes = dict.fromkeys([event_hash] if event_hash else [])
+    hashes.update(dict.fromkeys(r.event_hash for r in runs or []))
+    steps = [step for h in hashes if h for step in steps_for(h)]
     entries = {(s.stream, s.entry_id) for s in steps} | {(stream, entry_id)}
     # An id past the year 9999 has no date to place its step at: the page still shows the rest.
     published = [published_step(st, e) for st, e in sorted(entries) if datable_id(e)]
@@ -189,10 +228,6 @@ def _value_text(value: Any) -> str:
     return encodable(json.dumps(value, indent=2, ensure_ascii=False, default=str))
 
 
-def _run(event_hash: str | None) -> AgentRun | None:
-    return AgentRun.objects.filter(event_hash=event_hash).first() if event_hash else None
-
-
 def by_entry(client: redis.Redis, stream: str, entry_id: str, full: bool = False) -> EventView:
     fields = browse.entry(client, stream, entry_id)
     raw = fields.get(EVENT_FIELD) if fields else None
@@ -203,8 +238,11 @@ def by_entry(client: redis.Redis, stream: str, entry_id: str, full: bool = False
 
 
 def by_hash(client: redis.Redis, event_hash: str) -> EventView | None:
-    """The event of a run, with its envelope if its last entry is still in the stream."""
-    run = _run(event_hash)
+    """The event of a run (``event_hash``: the event's hash, or one of its runs' own), with
+    its envelope if its last entry is still in the stream."""
+    run = AgentRun.objects.filter(event_hash=event_hash).first()
+    if run is None:  # only named agents ran it: the event's hash is their event_key
+        run = AgentRun.objects.filter(event_key=event_hash).order_by("created_at", "id").first()
     if run is None:
         return None
     fields = (

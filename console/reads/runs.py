@@ -32,6 +32,9 @@ ROW_FIELDS = (
     "created_at",
     "duration_ms",
     "version",
+    "agent",
+    "event_key",
+    "replay_of",
     "prompt_tokens",
     "completion_tokens",
     "cost_usd",
@@ -87,17 +90,33 @@ class RunFilter:
     created_from: datetime | None = None
     created_to: datetime | None = None
     error: str = ""
+    # A named agent's runs (``AgentRun.agent``), or a home agent's: its type's runs by the
+    # agent without a name (``home_of``, the type). At most one of the two.
+    agent: str = ""
+    home_of: str = ""
+    # The agent's version: no index of its own, so it narrows what another filter reads.
+    version: str = ""
 
     def narrows(self) -> bool:
-        return any((self.event_type, self.status, self.subject, self.created_from, self.created_to))
+        dates = (self.created_from, self.created_to)
+        names = (self.event_type, self.status, self.subject, self.agent, self.home_of)
+        return any((*names, self.version, *dates))
 
     def _exact(self) -> dict[str, str]:
-        wanted = {"subject": self.subject, "event_type": self.event_type, "status": self.status}
+        wanted = {
+            "subject": self.subject,
+            "event_type": self.event_type,
+            "status": self.status,
+            "agent": self.agent,
+        }
         return {field: value for field, value in wanted.items() if value}
 
     def only_exact(self) -> str:
-        """The one equality filter set (subject, type or status), if just one is."""
+        """The one indexed equality filter set (subject, type, status or a named agent), if
+        just one is and nothing else narrows by equality."""
         exact = self._exact()
+        if self.home_of or self.version:
+            return ""
         return next(iter(exact)) if len(exact) == 1 else ""
 
     def queryset(self, ranged: str = "") -> QuerySet[AgentRun]:
@@ -107,6 +126,10 @@ class RunFilter:
         for field, value in self._exact().items():
             same = {f"{field}__gte": value, f"{field}__lte": value} if field == ranged else {}
             runs = runs.filter(**(same or {field: value}))
+        if self.home_of:  # along the type's index; the agent without a name is a residual
+            runs = runs.filter(event_type=self.home_of, agent="")
+        if self.version:
+            runs = runs.filter(version=self.version)
         if self.created_from is not None:
             runs = runs.filter(created_at__gte=self.created_from)
         if self.created_to is not None:

@@ -9,12 +9,14 @@ from django import forms
 from django.core.exceptions import ValidationError
 
 from console.reads.runs import BadCursor, Cursor, RunFilter
-from workers.models import RunStatus
+from workers.core.registry import default_registry
+from workers.models import AgentRun, RunStatus
 
 # The model's column widths: a longer value matches nothing, so it is refused as a typo.
 NAME_CHARS = 256
 ERROR_TEXT_CHARS = 200
-FILTERS = ("type", "status", "subject", "created_from", "created_to", "error")
+FILTERS = ("type", "agent", "version", "status", "subject", "created_from", "created_to", "error")
+VERSION_CHARS = 64
 # ``<input type="datetime-local">`` sends minutes, or seconds when it has them.
 MOMENT_FORMATS = ["%Y-%m-%dT%H:%M", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M", "%Y-%m-%d"]
 
@@ -32,7 +34,10 @@ def _moment(label: str) -> forms.DateTimeField:
 class RunsForm(forms.Form):
     """Blank fields do not filter. ``older`` and ``newer`` are page cursors (one at most)."""
 
-    type = forms.CharField(required=False, max_length=NAME_CHARS, label="Agent / event type")
+    type = forms.CharField(required=False, max_length=NAME_CHARS, label="Event type")
+    # After the type: a filtered page's URL keeps its shape (``?type=...&``) for bookmarks.
+    agent = forms.CharField(required=False, max_length=NAME_CHARS, label="Agent")
+    version = forms.CharField(required=False, max_length=VERSION_CHARS, label="Version")
     status = forms.ChoiceField(
         required=False, choices=[("", "any"), *RunStatus.choices], label="Status"
     )
@@ -69,7 +74,11 @@ class RunsForm(forms.Form):
 
     def run_filter(self) -> RunFilter:
         data = self.cleaned_data
+        named, home_of = agent_filter(data["agent"].strip())
         return RunFilter(
+            agent=named,
+            home_of=home_of,
+            version=data["version"].strip(),
             event_type=data["type"].strip(),
             status=data["status"],
             subject=data["subject"].strip(),
@@ -81,3 +90,15 @@ class RunsForm(forms.Form):
     def filter_query(self) -> str:
         """The filters as a query string (no cursor): the pager's links add theirs."""
         return urlencode({name: self.data[name] for name in FILTERS if self.data.get(name)})
+
+
+def agent_filter(name: str) -> tuple[str, str]:
+    """An agent's name as the filter it means: ``(name, "")`` for a named agent, ``("",
+    type)`` for a type's agent without a name (``runworker --agent`` names it by its type;
+    names and types never clash). The registry says which, else the runs (one index probe)."""
+    if not name:
+        return "", ""
+    spec = default_registry.by_name(name)
+    if spec is not None:
+        return (spec.agent, "") if spec.agent else ("", spec.type)
+    return (name, "") if AgentRun.objects.filter(agent=name).exists() else ("", name)

@@ -6,9 +6,10 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from console.live import charts, overview, realtime
+from console.live.agent_lines import agent_lines, with_runs
 from console.live.fleet_cost import fleet_cost
 from console.live.sampler import TICK_READ, overview_context, workers_context
-from console.reads.agent_runs import failure_shares
+from console.reads.agent_runs import run_figures, types_of
 from console.runtime import keys, redis_client
 from console.views.access import viewer_required
 from console.views.redis import panel_of
@@ -24,7 +25,8 @@ def current_overview() -> overview.Overview:
     client = redis_client()
     sample = collect(client, keys(), budgets=rate_budgets())
     recent = HistoryStore(client, keys()).newest({SECOND: TICK_READ[SECOND]})[SECOND.name]
-    return overview.build(sample, recent, engine_config().claim_idle_ms)
+    config = engine_config()
+    return overview.build(sample, recent, config.claim_idle_ms, config.group)
 
 
 # One reader per Redis client and key prefix in this process: a page render reads only the
@@ -58,6 +60,8 @@ def page_series(
 def overview_page(request: HttpRequest) -> HttpResponse:
     view = current_overview()
     part = realtime.overview_key()
+    lines = agent_lines(view, default_registry, engine_config().group)
+    figures = run_figures()  # one bounded query: the agents' runs (the live parts have none)
     return render(
         request,
         "console/overview.html",
@@ -67,11 +71,16 @@ def overview_page(request: HttpRequest) -> HttpResponse:
             "live": [part, realtime.redis_summary_key()],
             "page": "overview",
             "chart_series": page_series([row.info for row in view.streams], part, view.at_ms),
-            "agents": view.agents,
-            # One bounded query: the agents' failure shares (the live fragment has none).
-            "failures": failure_shares(),
+            "lines": with_runs(lines, types_of(figures)),
+            "figures": figures,
         },
     )
+
+
+def agent_names() -> list[str]:
+    """The registry's agents' names, in ``agent_settings``' order (placeholders left out):
+    a named agent's name, else its event type."""
+    return [spec.name if spec.agent else "" for spec in default_registry if not spec.placeholder]
 
 
 @viewer_required
@@ -84,7 +93,9 @@ def workers_page(request: HttpRequest) -> HttpResponse:
             **workers_context(view, fleet_cost(redis_client(), keys().history_recorder)),
             "live": [realtime.workers_key()],
             "page": "workers",
-            "agents": agent_settings(default_registry),
+            # Each agent's name beside its settings (both in the registry's order): two
+            # named agents of one type are two rows, told apart (issue 31).
+            "agents": list(zip(agent_names(), agent_settings(default_registry), strict=True)),
             "worker_timeout_s": engine_config().agent_timeout_s,
             "worker_max_deliveries": engine_config().max_deliveries,
         },

@@ -51,7 +51,7 @@ def event_page(request: HttpRequest, stream: str, entry_id: str) -> HttpResponse
 
 @viewer_required
 def event_by_hash_page(request: HttpRequest, event_hash: str) -> HttpResponse:
-    if not EVENT_HASH.fullmatch(event_hash):  # never a run's hash; and no NUL reaches SQL
+    if not EVENT_HASH.fullmatch(event_hash):  # an event's or a run's hash; no NUL reaches SQL
         raise Http404("An event hash is 64 lowercase hex digits.")
     try:
         view = events.by_hash(redis_client(), event_hash)
@@ -73,5 +73,6 @@ def _page(request: HttpRequest, view: EventView) -> HttpResponse:
         "dead": dead,
         "live": [],
         "trace_url": trace_url(view.trace_id),
+        "max_runs": events.MAX_RUNS,
     }
     return render(request, "console/event.html", context)

@@ -219,6 +219,13 @@ def dead_letters_page(request: HtmxHttpRequest, stream: str) -> HttpResponse:
     # The newest page updates live (new letters on top); an older page stays put.
     live_rows = "" if form.cursor() else realtime.table_key(DEAD_TABLE, stream)
     live = [live_rows] if live_rows else []  # the header says "live" while it is
-    context = {"stream": stream, "page": page, "form": form, "live": live, "live_rows": live_rows}
+    context = {
+        "stream": stream,
+        "page": page,
+        "form": form,
+        "live": live,
+        "live_rows": live_rows,
+        "home": engine_config().group,  # a letter of another group says whose (issue 31)
+    }
     template = "console/_dead_letters.html" if request.htmx else "console/dead_letters.html"
     return render(request, template, context)

@@ -49,6 +49,7 @@ ACTIONS = {
 # URL names that only read (or show a form on GET): checked for no change.
 READS = {
     "overview",
+    "agents",
     "agent",
     "api_agents",
     "workers",
@@ -196,6 +197,7 @@ def world(r: redis.Redis, traffic: list[str]) -> dict[str, list[str]]:
         "dead_id": [str(r.xrange(f"{STREAM}:dead")[0][0])],
         "event_hash": [done.event_hash],
         "event_type": [done.event_type],
+        "name": [done.event_type],  # an agent's: a home agent is named by its type
         "job_id": [str(job.pk)],
         "source": ["demo"],
         "id": [str(admin.pk)],

@@ -63,7 +63,7 @@ def test_runs_page_filters_pages_and_leads_to_the_event(
         page.get_by_role("link", name="← Newer").click()
         expect(rows).to_have_count(25)
 
-        page.get_by_label("Agent / event type").fill("demo.fail")
+        page.get_by_label("Event type").fill("demo.fail")
         page.get_by_role("button", name="Filter").click()
         expect(page).to_have_url(re.compile(r"/runs/\?type=demo\.fail&"))
         expect(rows).to_have_count(FAILURES)

@@ -13,6 +13,7 @@ from socketserver import ThreadingMixIn
 from typing import Any
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
+from workers.core.keys import DEFAULT_GROUP
 from workers.monitor.prometheus import CONTENT_TYPE, exposition
 from workers.monitor.sample import Sample
 from workers.monitor.scrape_access import ScrapeAccess
@@ -22,10 +23,18 @@ PATH = "/metrics"
 
 
 class MetricsApp:
-    def __init__(self, read: Callable[[], Sample], claim_idle_ms: int, access: ScrapeAccess):
+    def __init__(
+        self,
+        read: Callable[[], Sample],
+        claim_idle_ms: int,
+        access: ScrapeAccess,
+        home: str = DEFAULT_GROUP,
+    ):
         self.read = read
         self.claim_idle_ms = claim_idle_ms
         self.access = access
+        # The home group's name (``EngineConfig.group``): each group's ``agent`` label.
+        self.home = home
 
     def __call__(self, environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
         if environ.get("PATH_INFO", "") not in (PATH, "/"):
@@ -39,7 +48,7 @@ class MetricsApp:
             status = "401 Unauthorized" if refusal.status == 401 else "403 Forbidden"
             extra = (("WWW-Authenticate", refusal.challenge),) if refusal.challenge else ()
             return _text(start_response, status, refusal.message, extra)
-        body = exposition(self.read, self.claim_idle_ms)
+        body = exposition(self.read, self.claim_idle_ms, self.home)
         start_response(
             "200 OK",
             [("Content-Type", CONTENT_TYPE), ("Content-Length", str(len(body))),

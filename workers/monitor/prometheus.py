@@ -4,7 +4,8 @@ Every figure comes from ``workers.monitor.sample.collect`` (three pipelined roun
 of a stream or a pending entries list) and from counters every worker adds to in Redis, so each
 console process and each exporter serves the same numbers whichever worker did the work.
 Labels take bounded values only: stream, group and budget names from the deployment's
-configuration, event types from the agent registry; never an event id or a consumer name.
+configuration, event types and agent names from the agent registry; never an event id or a
+consumer name.
 docs/observability.md lists every metric.
 """
 
@@ -24,6 +25,8 @@ from prometheus_client.core import (
 )
 from prometheus_client.registry import Collector
 
+from workers.core.fanout import agent_of
+from workers.core.keys import DEFAULT_GROUP
 from workers.core.redact import redact_text
 from workers.monitor.sample import GroupInfo, Sample, StreamInfo
 from workers.redis.stats import COUNTERS
@@ -160,6 +163,28 @@ def _add_group(
     pruned.add_metric(labels, g.consumers_pruned)
 
 
+def agent_label(home: str, group: str) -> str:
+    """The ``agent`` label of a group: its agent's name, "" for the home group (every agent
+    declared without a name) and for a group of no agent of this home's."""
+    return agent_of(home, group) or ""
+
+
+def group_counter_families(sample: Sample, home: str) -> Iterator[Metric]:
+    """Per consumer group, so per agent (issue 31): the engine counters its workers add to
+    ``Keys.group_stats`` beside the stream's, one family with the counter as ``outcome``."""
+    events = CounterMetricFamily(
+        "streamdesk_group_events",
+        "The group's engine counters (its agent's): outcome is the counter's name.",
+        labels=[*GROUP, "agent", "outcome"],
+    )
+    for s in sample.streams:
+        for g in s.groups:
+            agent = agent_label(home, g.name)
+            for name in COUNTERS:
+                events.add_metric([s.name, g.name, agent, name], g.counters.get(name, 0))
+    yield events
+
+
 def worker_families(sample: Sample) -> Iterator[Metric]:
     """Workers with a heartbeat, summed per stream and group (no series per process)."""
     count: Counter[tuple[str, str]] = Counter()
@@ -242,10 +267,12 @@ def budget_families(sample: Sample) -> Iterator[Metric]:
     yield from (tokens, burst, rate, waiting, taken, deferrals, keyed)
 
 
-def families(sample: Sample) -> Iterator[Metric]:
-    """Every family one sample gives (without the scrape's own ``streamdesk_up``)."""
+def families(sample: Sample, home: str = DEFAULT_GROUP) -> Iterator[Metric]:
+    """Every family one sample gives (without the scrape's own ``streamdesk_up``); ``home``:
+    the home group's name, which tells each group's agent."""
     yield from stream_families(sample)
     yield from group_families(sample)
+    yield from group_counter_families(sample, home)
     yield from worker_families(sample)
     yield from type_families(sample)
     yield from budget_families(sample)
@@ -255,9 +282,12 @@ class SampleCollector(Collector):
     """Reads a sample on every scrape. A failed read is ``streamdesk_up 0`` and its reason
     (``error``), never an exception: Prometheus then records why, not a failed scrape."""
 
-    def __init__(self, read: Callable[[], Sample], claim_idle_ms: int) -> None:
+    def __init__(
+        self, read: Callable[[], Sample], claim_idle_ms: int, home: str = DEFAULT_GROUP
+    ) -> None:
         self.read = read
         self.claim_idle_ms = claim_idle_ms
+        self.home = home
         self.error = ""
 
     def collect(self) -> Iterator[Metric]:
@@ -269,7 +299,7 @@ class SampleCollector(Collector):
             log.warning("metrics: the sample cannot be read: %s", self.error)
         else:
             self.error = ""
-            yield from families(sample)
+            yield from families(sample, self.home)
         yield GaugeMetricFamily(
             "streamdesk_up",
             "1 if Redis answered this scrape's sample, else 0.",
@@ -294,11 +324,11 @@ def _reason(exc: BaseException) -> str:
     return redact_text(f"{type(cause).__name__}: {text}")[:300]
 
 
-def exposition(read: Callable[[], Sample], claim_idle_ms: int) -> bytes:
+def exposition(read: Callable[[], Sample], claim_idle_ms: int, home: str = DEFAULT_GROUP) -> bytes:
     """The text format of one scrape. When the sample cannot be read, a last comment line
     says why (Prometheus ignores comments; a person reading the page sees it)."""
     registry = CollectorRegistry(auto_describe=False)
-    collector = SampleCollector(read, claim_idle_ms)
+    collector = SampleCollector(read, claim_idle_ms, home)
     registry.register(collector)
     body = generate_latest(registry)
     if collector.error:

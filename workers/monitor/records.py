@@ -41,6 +41,9 @@ class GroupInfo:
     paused_by: str | None = None
     # Consumers the engine's housekeeping removed (no heartbeat, nothing pending), ever.
     consumers_pruned: int = 0
+    # The group's own engine counters (``Keys.group_stats``: processed, failed, ...), every
+    # one of ``stats.COUNTERS``; zeros before its workers counted anything there.
+    counters: dict[str, int] = field(default_factory=dict)
 
     @property
     def live_consumers(self) -> int:

@@ -2,9 +2,10 @@
 
 A sample costs the same with 100 entries or 1,000,000: XINFO STREAM/GROUPS/CONSUMERS, the
 XPENDING summary, the engine's counters and retention records, the rate budgets' levels, the
-model usage hash and the run duration histogram, in three pipelined round trips,
-O(streams + groups + workers + budgets). Nothing here reads a stream, a pending entries
-list or a dead-letter stream (a stream's first entry comes with XINFO STREAM).
+model usage hash, the run duration histogram and each group's own counters, in three
+pipelined round trips, O(streams + groups + workers + budgets). Nothing here reads a stream,
+a pending entries list or a dead-letter stream (a stream's first entry comes with XINFO
+STREAM).
 """
 
 from __future__ import annotations
@@ -54,6 +55,9 @@ MAX_STREAMS = 200
 # the counters' HGETALL and the waiting runs' ZCARD.
 PER_STREAM = 6
 StreamReply = tuple[Any, Any, Any, Any, Any, Any]
+# Per group in the third round trip: XINFO CONSUMERS, the oldest pending entry, the pause
+# flag and the group's own counters.
+PER_GROUP = 4
 
 
 def _int(value: Any, default: int | None = None) -> int | None:
@@ -231,11 +235,13 @@ def _groups(
             waits = keys.waits(stream, str(group["name"]))
             queue_script(pipe, oldest_pending, [stream, waits], [group["name"]])
             pipe.get(keys.paused(stream, str(group["name"])))
+            # Per agent (issue 31): its group's counters, in the same round trip.
+            pipe.hgetall(keys.group_stats(stream, str(group["name"])))
         replies = pipe.execute(raise_on_error=False)
     out: dict[str, list[GroupInfo]] = {}
     broken: dict[str, str] = {}
     for i, (stream, group) in enumerate(found):
-        consumers, oldest, paused = replies[3 * i : 3 * i + 3]
+        consumers, oldest, paused, own = replies[PER_GROUP * i : PER_GROUP * (i + 1)]
         try:
             info = _group_info(stream, group, consumers, oldest, live)
         except Exception as exc:  # one odd reply must not blank every stream's numbers
@@ -244,9 +250,16 @@ def _groups(
         if isinstance(paused, str):
             info = replace(info, paused_by=paused)
         pruned = _int(counters[stream].get(pruned_field(info.name)), 0) or 0
-        info = replace(info, consumers_pruned=pruned)
+        info = replace(info, consumers_pruned=pruned, counters=group_counters(own))
         out.setdefault(stream, []).append(info)
     return out, broken
+
+
+def group_counters(reply: Any) -> dict[str, int]:
+    """A group's counters hash as every counter's value (0 where absent or garbled: one odd
+    field must not hide the group's pending entries)."""
+    raw = reply if isinstance(reply, dict) else {}
+    return {c: _int(raw.get(c), 0) or 0 for c in stats.COUNTERS}
 
 
 def _group_info(
