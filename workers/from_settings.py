@@ -92,6 +92,12 @@ def configured_streams() -> tuple[str, ...]:
     return tuple(partitions(engine_config().stream, redis_client()).streams)
 
 
+def home_group() -> str:
+    """For the actions that hash a group's entries as its agent's runs (workers/core/
+    fanout.py): the home group's name, whose named agents' groups are ``<home>:<name>``."""
+    return engine_config().group
+
+
 def action_args() -> dict[str, Any]:
     """What every operator action (``workers.operations``) takes from its caller: this
     process's Redis client and key names."""

@@ -18,7 +18,7 @@ from console.actions import action_forms as f
 from workers import operations
 from workers.core.registry import default_registry
 from workers.core.steps import Kind
-from workers.from_settings import action_args, engine_config, stream_partitions
+from workers.from_settings import action_args, engine_config, home_group, stream_partitions
 from workers.models import BulkJob, Door
 from workers.operations import ActionOutcome, Actor
 from workers.operations.redrive import find_letter
@@ -87,6 +87,7 @@ GROUP_ACTIONS: dict[str, ConsoleAction] = {
             d["ids"],
             dry_run=d["dry_run"],
             **action_args(),
+            home=home_group(),
             claim_idle_ms=engine_config().claim_idle_ms,
         ),
     ),
@@ -101,6 +102,7 @@ GROUP_ACTIONS: dict[str, ConsoleAction] = {
             d["reason"],
             dry_run=d["dry_run"],
             **action_args(),
+            home=home_group(),
         ),
         confirm="Move the selected entries to the dead letters?",
     ),
@@ -115,6 +117,7 @@ GROUP_ACTIONS: dict[str, ConsoleAction] = {
             d["reason"],
             dry_run=d["dry_run"],
             **action_args(),
+            home=home_group(),
         ),
         confirm="Cancel the selected entries' runs? They end cancelled and never run again.",
     ),
@@ -139,10 +142,15 @@ GROUP_ACTIONS: dict[str, ConsoleAction] = {
 def _redrive(a: Actor, where: dict[str, Any], d: dict[str, Any]) -> ActionOutcome:
     if d.get("all"):
         return operations.redrive(
-            a, where["stream"], filter=d["filter"], dry_run=d["dry_run"], **action_args()
+            a,
+            where["stream"],
+            filter=d["filter"],
+            dry_run=d["dry_run"],
+            **action_args(),
+            home=home_group(),
         )
     return operations.redrive(
-        a, where["stream"], ids=d["ids"], dry_run=d["dry_run"], **action_args()
+        a, where["stream"], ids=d["ids"], dry_run=d["dry_run"], **action_args(), home=home_group()
     )
 
 
@@ -162,15 +170,20 @@ DEAD_ACTIONS: dict[str, ConsoleAction] = {
 
 
 def preview(stream: str, form: f.DeadFilterForm) -> operations.Preview:
-    return operations.preview_redrive(stream, form.cleaned_data["filter"], **action_args())
+    filtered = form.cleaned_data["filter"]
+    return operations.preview_redrive(stream, filtered, **action_args(), home=home_group())
 
 
 def rerun(user: Any, door: Door, event_hash: str, reason: str) -> ActionOutcome:
-    return operations.force_rerun(actor(user, door), event_hash, reason, **action_args())
+    return operations.force_rerun(
+        actor(user, door), event_hash, reason, **action_args(), home=home_group()
+    )
 
 
 def cancel(user: Any, door: Door, event_hash: str, reason: str) -> ActionOutcome:
-    return operations.cancel(actor(user, door), event_hash, reason, **action_args())
+    return operations.cancel(
+        actor(user, door), event_hash, reason, **action_args(), home=home_group()
+    )
 
 
 def answer(
@@ -198,7 +211,7 @@ def retry_letter(user: Any, door: Door, stream: str, dead_id: str) -> ActionOutc
     """One dead letter's Retry button: redriven unless its event already ran (the gate and
     the database are asked first), so an event that succeeded meanwhile is not sent again."""
     return operations.redrive(
-        actor(user, door), stream, ids=[dead_id], skip_done=True, **action_args()
+        actor(user, door), stream, ids=[dead_id], skip_done=True, **action_args(), home=home_group()
     )
 
 

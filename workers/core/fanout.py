@@ -9,7 +9,8 @@ are keyed by a run hash, the event's hash for a home agent (so an upgrade finds 
 record and row where it was), a hash of the event's and the agent's name for a named one.
 
 An entry may be meant for one group alone (``for=<group>``): a redriven dead letter, a
-resumed wait, a replay. Every other group acks it unread. docs/agents.md#several-agents.
+resumed wait, a replay. Every other group acks it unread.
+docs/agents.md#several-agents-on-one-event-type.
 """
 
 from __future__ import annotations

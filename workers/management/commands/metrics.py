@@ -51,7 +51,7 @@ class Command(BaseCommand):
                 # Bound to loopback with nothing configured: the host's own scraper may read.
                 open_loopback=True,
             )
-            claim_idle_ms = engine_config().claim_idle_ms
+            config = engine_config()
         except StreamdeskError as exc:
             raise CommandError(str(exc)) from exc
         if not access.configured and not is_loopback(bind):
@@ -60,7 +60,9 @@ class Command(BaseCommand):
                 "them: set STREAMDESK_METRICS_TOKEN or STREAMDESK_METRICS_ALLOW, or bind to "
                 "127.0.0.1"
             )
-        app = MetricsApp(read_sample, claim_idle_ms, access)
+        # The home group's name: each group's ``agent`` label (a named agent's group is
+        # ``<home>:<name>``).
+        app = MetricsApp(read_sample, config.claim_idle_ms, access, config.group)
         try:
             httpd = server(bind, port, app)
         except OSError as exc:
