@@ -118,7 +118,7 @@ def test_workers_that_stop_raise_the_mark(
         proc.wait(timeout=10)
 
     def marked() -> bool:
-        # "bad: agents: no live consumer ...": the demo has a second group (ticket-summary).
+        # "bad: agents: no live consumer ...", with the group's name when there are several.
         return any(
             m.startswith("bad: ") and "no live consumer to take" in m
             for m in marks(collect(r, KEYS))

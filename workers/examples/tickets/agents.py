@@ -1,5 +1,4 @@
-"""The tickets' agents: routing new tickets (a tool-calling loop), summarising them (a second
-agent of the same type, named), and following up on moves.
+"""The tickets' agents: routing new tickets (a tool-calling loop) and following up on moves.
 
 ``route`` asks the model to pick a queue and a priority and to call ``route_ticket``, which
 writes them on the ticket row. With no LLM configured the built-in model follows
@@ -117,14 +116,3 @@ async def follow_up(event: Event[TicketStatusChanged], ctx: AgentContext) -> dic
     else:
         action = "none"
     return {"ticket_id": event.data.ticket_id, "action": action}
-
-
-@agent("ticket.created", schema=TicketCreated, name="ticket-summary")
-async def summarise(event: Event[TicketCreated], ctx: AgentContext) -> dict[str, Any]:
-    """A second agent of ``ticket.created``, in a consumer group of its own
-    (``agents:ticket-summary``): routing's failures, pauses and backlog are not its own,
-    nor the other way round (docs/agents.md#several-agents-on-one-event-type)."""
-    ticket = event.data
-    words = ticket.title.split()
-    headline = " ".join(words[:8]) + ("..." if len(words) > 8 else "")
-    return {"ticket_id": ticket.ticket_id, "summary": headline, "queue": queue_of(ticket.title)}
