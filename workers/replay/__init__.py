@@ -20,15 +20,15 @@ from __future__ import annotations
 from workers.replay.bounds import parse_bound
 from workers.replay.copying import REPLAYED_FROM_FIELD, ReplayWork
 from workers.replay.plan import Replay, plan
-from workers.replay.preview import Preview, preview
+from workers.replay.preview import ReplayPreview, preview
 from workers.replay.start import BATCH, JOB_KINDS, checked_preview, replay
 
 __all__ = [
     "BATCH",
     "JOB_KINDS",
     "REPLAYED_FROM_FIELD",
-    "Preview",
     "Replay",
+    "ReplayPreview",
     "ReplayWork",
     "checked_preview",
     "parse_bound",

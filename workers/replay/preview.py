@@ -19,7 +19,7 @@ from workers.replay.plan import Replay
 
 
 @dataclass(frozen=True, slots=True)
-class Preview:
+class ReplayPreview:
     in_range: int  # entries between the bounds, every kind
     matching: int  # of them, events of the agent's type (and subject) as published
     already_done: int  # of those, events the agent already ran (by the database)
@@ -59,7 +59,7 @@ class Preview:
         return values
 
 
-def preview(client: redis.Redis, replay: Replay) -> Preview:
+def preview(client: redis.Redis, replay: Replay) -> ReplayPreview:
     """Count the replay's range on each of its streams."""
     began = time.monotonic()
     in_range = matching = done = 0
@@ -83,6 +83,6 @@ def preview(client: redis.Redis, replay: Replay) -> Preview:
             done += min(count.taken, done_in_range(replay, stream, start, end))
     would_run = matching if replay.force else max(0, matching - done)
     took_s = time.monotonic() - began
-    return Preview(
+    return ReplayPreview(
         in_range, matching, done, would_run, replay.force, tuple(reaches), tuple(ends), took_s
     )

@@ -15,7 +15,7 @@ from workers.operations import jobs
 from workers.replay.bounds import FIRST, LAST, as_time, id_order
 from workers.replay.copying import ReplayWork
 from workers.replay.plan import Replay
-from workers.replay.preview import Preview, preview
+from workers.replay.preview import ReplayPreview, preview
 from workers.store.audit import Action, ActionOutcome, Actor, Entry, Result
 
 # Copies are cheap for Redis (a pipelined XADD each), and the workers, not this job, set the
@@ -27,7 +27,7 @@ BATCH = 2_000
 JOB_KINDS = {Action.REPLAY.value: ReplayWork}
 
 
-def checked_preview(client: redis.Redis, replay: Replay) -> Preview:
+def checked_preview(client: redis.Redis, replay: Replay) -> ReplayPreview:
     """The preview; ``InvalidAction`` when the range holds no entry at all."""
     found = preview(client, replay)
     if found.in_range == 0:
@@ -35,7 +35,7 @@ def checked_preview(client: redis.Redis, replay: Replay) -> Preview:
     return found
 
 
-def _empty(replay: Replay, found: Preview) -> str:
+def _empty(replay: Replay, found: ReplayPreview) -> str:
     if not any(r.length for r in found.reach):
         return f"{', '.join(replay.streams)} has no entries"
     oldest = min((r.first_id for r in found.reach if r.first_id), key=id_order)
