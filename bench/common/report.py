@@ -110,10 +110,14 @@ ERRORS = Section(
     "<!-- errors benchmark: begin (written by bench.errors; every bench writer keeps it) -->",
     "<!-- errors benchmark: end -->",
 )
+REPLAY = Section(
+    "<!-- replay benchmark: begin (written by bench.replay; every bench writer keeps it) -->",
+    "<!-- replay benchmark: end -->",
+)
 # Document order.
 BLOCKS = (
     CONSOLE, ACTIONS, OUTBOX, WEBHOOKS, RUNTIME, TRACING, PARTITIONS, IDLE, FLOW, TIMERS, WAITS,
-    ERRORS,
+    ERRORS, REPLAY,
 )  # fmt: skip
 
 

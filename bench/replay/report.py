@@ -1,0 +1,135 @@
+"""The "Replay" block of docs/benchmarks.md (``make bench-replay``). Every other bench
+writer keeps this block as it is (its markers are ``bench.common.report.REPLAY``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from bench.common.machine import Machine
+from bench.common.report import REPLAY, Suite, about, facts, reflow, whole, yes
+
+REPLAY_SUITE = Suite("make bench-replay", "bench.replay", REPLAY)
+DRAIN_TARGET = 0.8
+PREVIEW_TARGET_S = 5.0
+
+
+@dataclass(frozen=True, slots=True)
+class Drain:
+    events: int
+    wall_s: float  # the runworker --burst process, start-up and all
+    span_s: float  # its runs: the first one's start to the last one's end
+
+    @property
+    def per_s(self) -> float:
+        return self.events / self.span_s
+
+
+@dataclass(frozen=True, slots=True)
+class PreviewTiming:
+    entries: int
+    matching: int
+    already_done: int
+    timings_s: list[float]
+    subject_matching: int
+    subject_s: float  # the same range, one subject of 100
+    cli_s: float  # manage.py replay --dry-run, the process as a whole
+
+
+@dataclass(frozen=True, slots=True)
+class ReplayResults:
+    began: float
+    ended: float
+    command: str
+    machine: Machine
+    database: str
+    live: Drain
+    replay: Drain
+    copy_s: float  # manage.py replay --force, the process as a whole
+    preview: PreviewTiming
+
+    @property
+    def ratio(self) -> float:
+        return self.replay.per_s / self.live.per_s
+
+    @property
+    def with_copy(self) -> float:
+        """The replay's rate counting its copying too, over the live drain's."""
+        return (self.replay.events / (self.replay.span_s + self.copy_s)) / self.live.per_s
+
+
+def _targets(r: ReplayResults) -> list[str]:
+    n, best = whole(r.live.events), min(r.preview.timings_s)
+    rates = f"{whole(r.replay.per_s)} vs {whole(r.live.per_s)} events/s"
+    rows = [
+        (
+            f"replay of {n} events into one agent drains at no less than 0.8x the live drain",
+            f"{r.ratio:.2f}x ({rates})",
+            yes(r.ratio >= DRAIN_TARGET),
+        ),
+        (
+            f"a dry-run preview over {whole(r.preview.entries)} entries answers within 5 s",
+            f"{best:.2f} s",
+            yes(best < PREVIEW_TARGET_S),
+        ),
+        (
+            "context, not a target: the replay's rate counting its copying "
+            f"(`manage.py replay --force`, {r.copy_s:.1f} s)",
+            f"{r.with_copy:.2f}x",
+            "-",
+        ),
+    ]
+    head = ["| target (issue 31) | measured | met |", "| --- | --- | --- |"]
+    return head + [f"| {what} | {measured} | {met} |" for what, measured, met in rows]
+
+
+def render(r: ReplayResults) -> str:
+    mc, p = about(r.machine), r.preview
+    n = whole(r.live.events)
+    body = f"""{REPLAY.begin}
+## Replay
+
+{REPLAY_SUITE.generated(r.began, r.ended, r.command)}. Do not edit by hand: rerun it. See
+[docs/replay.md](replay.md) for what replay does.
+
+{facts([mc.machine, mc.server, ("database", r.database), mc.code, mc.load])}
+
+{chr(10).join(_targets(r))}
+
+The live drain: {n} probe events published, then `runworker --burst` (batches of 200,
+concurrency 200) ran them in {r.live.span_s:.1f} s ({r.live.wall_s:.1f} s for the process,
+start-up included). The replay: `manage.py replay --agent bench.probe --force` copied the
+same {n} back (a bulk job reading and copying 2,000 entries a page; {r.copy_s:.1f} s for
+the process), then a second `runworker --burst` ran them, each as a new run linked to the
+first, in {r.replay.span_s:.1f} s ({r.replay.wall_s:.1f} s for the process). A drain's time
+is its runs' span in the database: the first run's start to the last one's end.
+
+The preview: the stream topped up to {whole(p.entries)} entries, then
+`workers.replay.checked_preview` over all of them ({whole(p.matching)} of the agent's
+events, {whole(p.already_done)} already done) took {", ".join(f"{t:.2f}" for t in p.timings_s)} s;
+the entries are counted in the server by a Lua script in stretches of 20,000 (no call holds
+the server for more than about 0.1 s), what the agent already did by one count in the
+database. With a subject (one of 100: {whole(p.subject_matching)} events) it took
+{p.subject_s:.2f} s; `manage.py replay --dry-run` took {p.cli_s:.2f} s as a whole, Django's
+start-up included.
+
+{REPRODUCE}
+{REPLAY.end}
+"""
+    return reflow(body)
+
+
+REPRODUCE = REPLAY_SUITE.rerun(
+    "",
+    [
+        ("--quick", "5,000 events, 50,000 entries, report to a temp file"),
+        ("--sqlite", "SQLite even if PostgreSQL answers"),
+    ],
+)
+
+
+def summary(r: ReplayResults) -> str:
+    best = min(r.preview.timings_s)
+    return (
+        f"replay: drains at {r.ratio:.2f}x the live drain; preview of "
+        f"{whole(r.preview.entries)} entries in {best:.2f} s"
+    )

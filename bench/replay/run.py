@@ -1,0 +1,157 @@
+"""``python -m bench.replay``: issue 31's replay targets.
+
+A private Valkey, and a throwaway PostgreSQL database at 127.0.0.1:5432 (user postgres) if
+one answers, else a temporary SQLite file; the probe agent of ``bench.engine.agents``.
+
+1. **Drain**: 100,000 probe events published, then drained by ``runworker --burst`` (the
+   live drain); then ``manage.py replay --agent bench.probe --force`` copies the same
+   100,000 back and a second ``runworker --burst`` drains them (the replay drain). Each
+   drain's time is its runs' span in the database (the first run's start to the last
+   one's end: the worker's start-up is not the engine's), and the replay's copying is timed
+   on its own. Target: the replay drains at no less than 0.8x the live drain.
+2. **Preview**: the stream topped up to 1,000,000 entries, then a replay's dry-run preview
+   (``workers.replay.checked_preview``: the range counted in the server, what the agent
+   already did in the database) timed in this process, and ``manage.py replay --dry-run``
+   as a whole. Target: under 5 s.
+
+Writes its block of docs/benchmarks.md (bench/replay/report.py). Usage::
+
+    .venv/bin/python -m bench.replay            # the full run (about 2 minutes)
+    .venv/bin/python -m bench.replay --quick    # a smoke run; writes to a temp file
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+
+import redis
+
+from bench.common.harness import PYTHON, ROOT, STREAM, BenchError, log_tail, runworker_cmd
+from bench.common.options import parse_sized
+from bench.common.stack import Stack, in_process_stack
+from bench.replay import report as replay_report
+from bench.replay.report import REPLAY_SUITE, Drain, PreviewTiming
+
+AGENTS = "bench.engine.agents"
+AGENT = "bench.probe"
+PIPELINE = 10_000
+QUICK = {"events": 5_000.0, "entries": 50_000.0, "repeats": 1.0}
+FULL = {"events": 100_000.0, "entries": 1_000_000.0, "repeats": 3.0}
+
+
+def parse(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m bench.replay", description=__doc__)
+    parser.add_argument("--events", type=float, help="events drained live, then replayed (1e5)")
+    parser.add_argument("--entries", type=float, help="stream entries the preview reads (1e6)")
+    parser.add_argument("--repeats", type=float, help="timed previews (3)")
+    parser.add_argument("--sqlite", action="store_true", help="SQLite even if PostgreSQL answers")
+    return parse_sized(parser, argv, REPLAY_SUITE, "5,000 events, 50,000 entries", QUICK, FULL)
+
+
+def publish(client: redis.Redis, first: int, count: int) -> None:
+    """``count`` probe events ``first``..., pipelined as a producer would XADD them."""
+    for start in range(first, first + count, PIPELINE):
+        with client.pipeline(transaction=False) as pipe:
+            for n in range(start, min(first + count, start + PIPELINE)):
+                event = {
+                    "type": AGENT,
+                    "source": "bench",
+                    "id": f"p{n}",
+                    "subject": f"bench/{n % 100}",
+                    "data": {"n": n, "sent_ns": 0},
+                }
+                pipe.xadd(STREAM, {"event": json.dumps(event)})
+            pipe.execute()
+
+
+def run(stack: Stack, argv: list[str], name: str, timeout_s: float = 600) -> float:
+    """A ``manage.py`` subprocess to its end (exit 0, else BenchError): its wall time."""
+    env = {**stack.env, "STREAMDESK_AGENT_MODULES": AGENTS}
+    log = stack.tmp / f"{name}.log"
+    began = time.perf_counter()
+    with open(log, "wb") as out:
+        code = subprocess.run(
+            argv, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT, timeout=timeout_s
+        ).returncode
+    if code != 0:
+        raise BenchError(f"{' '.join(argv[1:4])} exited {code}:\n{log_tail(log)}")
+    return time.perf_counter() - began
+
+
+def span_s(replays: bool) -> float:
+    """First start to last finish of the first runs (or of the replays' runs)."""
+    from django.db.models import Max, Min
+
+    from workers.models import AgentRun
+
+    rows = (
+        AgentRun.objects.exclude(replay_of="") if replays else AgentRun.objects.filter(replay_of="")
+    )
+    got = rows.aggregate(first=Min("started_at"), last=Max("finished_at"))
+    return (got["last"] - got["first"]).total_seconds()
+
+
+def drains(stack: Stack, events: int) -> tuple[Drain, Drain, float]:
+    from workers.models import AgentRun
+
+    publish(stack.client, 0, events)
+    live_wall = run(stack, runworker_cmd(burst=True), "live")
+    live = Drain(events, live_wall, span_s(replays=False))
+    print(f"  live drain: {events / live.span_s:,.0f} events/s", flush=True)
+    replay = [PYTHON, "manage.py", "replay", "--agent", AGENT, "--force", "--reason", "bench"]
+    copy_s = run(stack, replay, "replay")
+    replay_wall = run(stack, runworker_cmd(burst=True), "replay-drain")
+    again = Drain(events, replay_wall, span_s(replays=True))
+    print(f"  replay drain: {events / again.span_s:,.0f} events/s", flush=True)
+    if AgentRun.objects.exclude(replay_of="").filter(status="succeeded").count() != events:
+        raise BenchError("the replay did not run every event once more")
+    return live, again, copy_s
+
+
+def previews(stack: Stack, entries: int, repeats: int) -> PreviewTiming:
+    import bench.engine.agents  # noqa: F401  (registers the probe agent in this process)
+    from workers import replay
+    from workers.core.registry import default_registry
+
+    have = int(stack.client.xlen(STREAM))
+    publish(stack.client, have, max(0, entries - have))
+    plan = replay.plan(default_registry, "agents", AGENT, [STREAM])
+    subject = replay.plan(default_registry, "agents", AGENT, [STREAM], subject="bench/7")
+    timings, found = [], None
+    for _ in range(repeats):
+        began = time.perf_counter()
+        found = replay.checked_preview(stack.client, plan)
+        timings.append(time.perf_counter() - began)
+    began = time.perf_counter()
+    by_subject = replay.checked_preview(stack.client, subject)
+    subject_s = time.perf_counter() - began
+    cli_s = run(stack, [PYTHON, "manage.py", "replay", "--agent", AGENT, "--dry-run"], "dry-run")
+    assert found is not None
+    print(f"  preview of {found.in_range:,} entries: {min(timings):.2f} s", flush=True)
+    return PreviewTiming(found.in_range, found.matching, found.already_done, timings,
+                         by_subject.matching, subject_s, cli_s)  # fmt: skip
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    args = parse(argv)
+    began = time.time()
+    with in_process_stack("replay", sqlite=args.sqlite, demo=False) as (stack, machine):
+        live, again, copy_s = drains(stack, int(args.events))
+        preview = previews(stack, int(args.entries), int(args.repeats))
+        database = stack.postgres or "SQLite (temp file)"
+        machine = machine.finish()
+    results = replay_report.ReplayResults(
+        began, time.time(), REPLAY_SUITE.command(argv), machine, database, live, again, copy_s,
+        preview,
+    )  # fmt: skip
+    REPLAY_SUITE.write(args.output, replay_report.render(results), replay_report.summary(results))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
