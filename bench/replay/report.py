@@ -30,6 +30,7 @@ class PreviewTiming:
     matching: int
     already_done: int
     timings_s: list[float]
+    db_s: list[float]  # of each, the count in the database
     subject_matching: int
     subject_s: float  # the same range, one subject of 100
     cli_s: float  # manage.py replay --dry-run, the process as a whole
@@ -55,6 +56,10 @@ class ReplayResults:
     def with_copy(self) -> float:
         """The replay's rate counting its copying too, over the live drain's."""
         return (self.replay.events / (self.replay.span_s + self.copy_s)) / self.live.per_s
+
+
+def _seconds(values: list[float]) -> str:
+    return ", ".join(f"{v:.2f}" for v in values)
 
 
 def _targets(r: ReplayResults) -> list[str]:
@@ -85,6 +90,7 @@ def _targets(r: ReplayResults) -> list[str]:
 def render(r: ReplayResults) -> str:
     mc, p = about(r.machine), r.preview
     n = whole(r.live.events)
+    took, db = _seconds(p.timings_s), _seconds(p.db_s)
     body = f"""{REPLAY.begin}
 ## Replay
 
@@ -105,10 +111,10 @@ is its runs' span in the database: the first run's start to the last one's end.
 
 The preview: the stream topped up to {whole(p.entries)} entries, then
 `workers.replay.checked_preview` over all of them ({whole(p.matching)} of the agent's
-events, {whole(p.already_done)} already done) took {", ".join(f"{t:.2f}" for t in p.timings_s)} s;
-the entries are counted in the server by a Lua script in stretches of 20,000 (no call holds
-the server for more than about 0.1 s), what the agent already did by one count in the
-database. With a subject (one of 100: {whole(p.subject_matching)} events) it took
+events, {whole(p.already_done)} already done) took {took} s; the entries are counted
+in the server by a Lua script in stretches of 20,000 (no call holds the server for more
+than about 0.1 s), what the agent already did by one count in the database
+({db} s of those). With a subject (one of 100: {whole(p.subject_matching)} events) it took
 {p.subject_s:.2f} s; `manage.py replay --dry-run` took {p.cli_s:.2f} s as a whole, Django's
 start-up included.
 

@@ -121,18 +121,19 @@ def previews(stack: Stack, entries: int, repeats: int) -> PreviewTiming:
     publish(stack.client, have, max(0, entries - have))
     plan = replay.plan(default_registry, "agents", AGENT, [STREAM])
     subject = replay.plan(default_registry, "agents", AGENT, [STREAM], subject="bench/7")
-    timings, found = [], None
+    timings, db_s, found = [], [], None
     for _ in range(repeats):
         began = time.perf_counter()
         found = replay.checked_preview(stack.client, plan)
         timings.append(time.perf_counter() - began)
+        db_s.append(found.db_s)
     began = time.perf_counter()
     by_subject = replay.checked_preview(stack.client, subject)
     subject_s = time.perf_counter() - began
     cli_s = run(stack, [PYTHON, "manage.py", "replay", "--agent", AGENT, "--dry-run"], "dry-run")
     assert found is not None
     print(f"  preview of {found.in_range:,} entries: {min(timings):.2f} s", flush=True)
-    return PreviewTiming(found.in_range, found.matching, found.already_done, timings,
+    return PreviewTiming(found.in_range, found.matching, found.already_done, timings, db_s,
                          by_subject.matching, subject_s, cli_s)  # fmt: skip
 
 

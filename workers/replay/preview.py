@@ -28,6 +28,7 @@ class ReplayPreview:
     reach: tuple[Reach, ...]  # each stream: how far back it reaches, what was trimmed
     ends: tuple[str, ...]  # each stream's end of the range, resolved (``+``: its newest id)
     took_s: float
+    db_s: float = 0.0  # of which, counting what the agent did in the database
 
     @property
     def trimmed(self) -> int:
@@ -63,6 +64,7 @@ def preview(client: redis.Redis, replay: Replay) -> ReplayPreview:
     """Count the replay's range on each of its streams."""
     began = time.monotonic()
     in_range = matching = done = 0
+    db_s = 0.0
     reaches, ends = [], []
     for stream in replay.streams:
         found = reach(client, stream)
@@ -80,9 +82,19 @@ def preview(client: redis.Redis, replay: Replay) -> ReplayPreview:
             start = found.first_id
             if replay.start != FIRST and id_order(replay.start) > id_order(start):
                 start = replay.start
+            asked = time.monotonic()
             done += min(count.taken, done_in_range(replay, stream, start, end))
+            db_s += time.monotonic() - asked
     would_run = matching if replay.force else max(0, matching - done)
     took_s = time.monotonic() - began
     return ReplayPreview(
-        in_range, matching, done, would_run, replay.force, tuple(reaches), tuple(ends), took_s
+        in_range,
+        matching,
+        done,
+        would_run,
+        replay.force,
+        tuple(reaches),
+        tuple(ends),
+        took_s,
+        db_s,
     )
