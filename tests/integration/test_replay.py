@@ -208,3 +208,18 @@ def test_a_runner_without_replay_work_leaves_replay_jobs_alone(r: redis.Redis) -
     outcome = start(r, registry, "triage", force=True)
     assert jobs.runnable_jobs() == []
     assert [j.pk for j in jobs.runnable_jobs(kinds={"replay": object()})] == [outcome.job_id]  # type: ignore[dict-item]
+
+
+def test_replay_makes_a_missing_group_before_its_copies(
+    r: redis.Redis, redis_url: str, config: EngineConfig
+) -> None:
+    """The agent never ran on this stream: had its first worker made its group after the
+    other groups acked the copies unread, the group would have started after them."""
+    publish(r, 20)
+    run_fleet(redis_url, config, two_agents(second=False))
+    registry = two_agents()  # summarise is deployed, its workers not started yet
+    job = replay_now(r, registry, "summarise")
+    assert job.done == 20 and "agents:summarise" in {g["name"] for g in r.xinfo_groups(STREAM)}
+    run_fleet(redis_url, config, two_agents(second=False))  # the others ack the copies
+    run_fleet(redis_url, config, registry)
+    assert runs_by_agent() == {("triage", "succeeded"): 20, ("summarise", "succeeded"): 20}

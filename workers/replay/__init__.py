@@ -6,13 +6,15 @@ filters; ``bounds.py``), its preview (``preview.py``: entries counted in Redis b
 script walking the range in stretches, ``counting.py``; what the agent already did counted
 in the database, ``done.py``), and the job's work (``copying.py``: each event copied into
 the stream it came from, for the agent's group alone, ``replayed_from`` its entry; forced,
-as a new run linked to the one it repeats). ``start.py`` is the door: the dry run or the
+as a new run linked to the one it repeats; ``groups.py``: the agent's group made first if
+missing). ``start.py`` is the door: the dry run or the
 job, and its audit record. The engine already understands the copies' fields
 (``workers/core/fanout.py``). docs/replay.md.
 
-May import ``workers.core``, ``workers.redis``, ``workers.models``, ``workers.store`` and
-``workers.operations`` (the bulk jobs); never the engine, ``console`` nor settings: the
-caller passes its Redis client and the registry.
+May import ``workers.core``, ``workers.redis``, ``workers.models``, ``workers.store``,
+``workers.operations`` (the bulk jobs) and ``workers.fanout`` (where a group starts);
+never the engine, ``console`` nor settings: the caller passes its Redis client and the
+registry.
 """
 
 from __future__ import annotations

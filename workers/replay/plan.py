@@ -27,6 +27,7 @@ class Replay:
     agent: str  # as asked (``--agent``): a named agent, or a type's agent by its type
     run_name: str  # the agent's run-hash namespace: its name, "" for a type's home agent
     group: str  # its consumer group: the copies carry ``for=<group>``
+    home: str  # the home group (``EngineConfig.group``): where a new group would start
     event_type: str
     streams: tuple[str, ...]  # the stream, or each of its partitions
     start: str  # an entry id or "-"
@@ -101,6 +102,7 @@ def plan(
         agent=spec.name,
         run_name=spec.agent,
         group=spec.group(home),
+        home=home,
         event_type=spec.type,
         streams=tuple(streams),
         start=first,

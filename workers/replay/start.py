@@ -14,6 +14,7 @@ from workers.core.keys import logical_stream
 from workers.operations import jobs
 from workers.replay.bounds import FIRST, LAST, as_time, id_order
 from workers.replay.copying import ReplayWork
+from workers.replay.groups import ensure_group
 from workers.replay.plan import Replay
 from workers.replay.preview import ReplayPreview, preview
 from workers.store.audit import Action, ActionOutcome, Actor, Entry, Result
@@ -70,6 +71,8 @@ def replay(
         entry.count = 0
         entry.detail = f"nothing to replay: {entry.detail}"
         return entry.write(Result.NOOP)
+    for each in plan.streams:  # before any copy: the copies must not start before it
+        ensure_group(client, each, plan.group, plan.home)
     params = {"filter": plan.with_ends(list(found.ends)).as_params()}
     job = jobs.create(
         actor,
