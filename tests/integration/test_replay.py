@@ -22,6 +22,7 @@ from tests.support.replay import (
 from workers.core.config import EngineConfig
 from workers.core.errors import InvalidAction
 from workers.core.fanout import run_hash
+from workers.core.partitions import Partitions
 from workers.models import AgentRun, AuditRecord, BulkJob
 from workers.operations import jobs
 
@@ -223,3 +224,20 @@ def test_replay_makes_a_missing_group_before_its_copies(
     run_fleet(redis_url, config, two_agents(second=False))  # the others ack the copies
     run_fleet(redis_url, config, registry)
     assert runs_by_agent() == {("triage", "succeeded"): 20, ("summarise", "succeeded"): 20}
+
+
+def test_replay_of_a_partitioned_stream_copies_into_each_partition(r: redis.Redis) -> None:
+    """Each copy goes back into the partition its event came from; the job walks the
+    partitions one after the other, its cursor naming the partition."""
+    streams = Partitions(STREAM, 3).streams
+    originals = {s: publish(r, 7 + i, stream=s) for i, s in enumerate(streams)}
+    outcome = start(r, two_agents(), "triage", force=True, streams=streams)
+    assert outcome.job_id is not None
+    assert BulkJob.objects.get(pk=outcome.job_id).total == 7 + 8 + 9
+    pages = iter(range(100))
+    stopped = run_job(r, outcome.job_id, batch=5, should_stop=lambda: next(pages) >= 3)
+    assert stopped.status == "queued" and stopped.cursor.startswith("1:")
+    ended = run_job(r, outcome.job_id, owner="runner-b", batch=5)
+    assert (ended.status, ended.done) == ("done", 24)
+    for stream in streams:
+        assert [f["replayed_from"] for f in copies(r, stream)] == originals[stream]

@@ -66,7 +66,8 @@ def start(
     r: redis.Redis, registry: Registry, agent: str, dry_run: bool = False, **given: Any
 ) -> ActionOutcome:
     """``manage.py replay`` without running its job: the dry run, or the job queued."""
-    plan = replay.plan(registry, "agents", agent, [given.pop("stream", STREAM)], **given)
+    streams = given.pop("streams", [STREAM])
+    plan = replay.plan(registry, "agents", agent, streams, **given)
     return replay.replay(ALICE, plan, dry_run=dry_run, client=r)
 
 
