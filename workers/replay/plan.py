@@ -64,12 +64,6 @@ class Replay:
         """Whether the type and subject may be searched for in an entry's raw text."""
         return bool(_PLAIN.fullmatch(self.event_type) and _PLAIN.fullmatch(self.subject))
 
-    def describe(self) -> str:
-        where = f"{self.start}..{self.end}"
-        only = f" subject {self.subject!r}" if self.subject else ""
-        forced = ", forced" if self.force else ""
-        return f"agent {self.agent} ({self.event_type}{only}), {where}{forced}"
-
 
 def plan(
     registry: Registry,
