@@ -34,13 +34,13 @@ from bench.common.harness import PYTHON, ROOT, STREAM, BenchError, log_tail, run
 from bench.common.options import parse_sized
 from bench.common.stack import Stack, in_process_stack
 from bench.replay import report as replay_report
-from bench.replay.report import REPLAY_SUITE, Drain, PreviewTiming
+from bench.replay.report import REPLAY_SUITE, Drain, PreviewTiming, Round
 
 AGENTS = "bench.engine.agents"
 AGENT = "bench.probe"
 PIPELINE = 10_000
-QUICK = {"events": 5_000.0, "entries": 50_000.0, "repeats": 1.0}
-FULL = {"events": 100_000.0, "entries": 1_000_000.0, "repeats": 3.0}
+QUICK = {"events": 5_000.0, "entries": 50_000.0, "repeats": 1.0, "rounds": 1.0}
+FULL = {"events": 100_000.0, "entries": 1_000_000.0, "repeats": 3.0, "rounds": 3.0}
 
 
 def parse(argv: list[str]) -> argparse.Namespace:
@@ -48,12 +48,15 @@ def parse(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--events", type=float, help="events drained live, then replayed (1e5)")
     parser.add_argument("--entries", type=float, help="stream entries the preview reads (1e6)")
     parser.add_argument("--repeats", type=float, help="timed previews (3)")
+    parser.add_argument("--rounds", type=float, help="live and replay drains, alternated (3)")
     parser.add_argument("--sqlite", action="store_true", help="SQLite even if PostgreSQL answers")
     return parse_sized(parser, argv, REPLAY_SUITE, "5,000 events, 50,000 entries", QUICK, FULL)
 
 
-def publish(client: redis.Redis, first: int, count: int) -> None:
-    """``count`` probe events ``first``..., pipelined as a producer would XADD them."""
+def publish(client: redis.Redis, first: int, count: int) -> str:
+    """``count`` probe events ``first``..., pipelined as a producer would XADD them; the
+    first one's entry id."""
+    ids: list[str] = []
     for start in range(first, first + count, PIPELINE):
         with client.pipeline(transaction=False) as pipe:
             for n in range(start, min(first + count, start + PIPELINE)):
@@ -65,7 +68,8 @@ def publish(client: redis.Redis, first: int, count: int) -> None:
                     "data": {"n": n, "sent_ns": 0},
                 }
                 pipe.xadd(STREAM, {"event": json.dumps(event)})
-            pipe.execute()
+            ids += pipe.execute()[:1]
+    return str(ids[0]) if ids else ""
 
 
 def run(stack: Stack, argv: list[str], name: str, timeout_s: float = 600) -> float:
@@ -82,34 +86,42 @@ def run(stack: Stack, argv: list[str], name: str, timeout_s: float = 600) -> flo
     return time.perf_counter() - began
 
 
-def span_s(replays: bool) -> float:
-    """First start to last finish of the first runs (or of the replays' runs)."""
-    from django.db.models import Max, Min
+def drain(stack: Stack, events: int, name: str, replays: bool) -> Drain:
+    """``runworker --burst`` to its end; the span of the runs it made (first runs, or the
+    replays' runs), which must be ``events`` succeeded ones."""
+    from django.db.models import Count, Max, Min
+    from django.utils import timezone
 
     from workers.models import AgentRun
 
-    rows = (
-        AgentRun.objects.exclude(replay_of="") if replays else AgentRun.objects.filter(replay_of="")
-    )
-    got = rows.aggregate(first=Min("started_at"), last=Max("finished_at"))
-    return (got["last"] - got["first"]).total_seconds()
+    began = timezone.now()
+    wall_s = run(stack, runworker_cmd(burst=True), name)
+    rows = AgentRun.objects.filter(started_at__gte=began, status="succeeded")
+    rows = rows.exclude(replay_of="") if replays else rows.filter(replay_of="")
+    got = rows.aggregate(n=Count("id"), first=Min("started_at"), last=Max("finished_at"))
+    if got["n"] != events:
+        raise BenchError(f"{name}: {got['n']} runs for {events} events")
+    return Drain(events, wall_s, (got["last"] - got["first"]).total_seconds())
 
 
-def drains(stack: Stack, events: int) -> tuple[Drain, Drain, float]:
-    from workers.models import AgentRun
-
-    publish(stack.client, 0, events)
-    live_wall = run(stack, runworker_cmd(burst=True), "live")
-    live = Drain(events, live_wall, span_s(replays=False))
-    print(f"  live drain: {events / live.span_s:,.0f} events/s", flush=True)
-    replay = [PYTHON, "manage.py", "replay", "--agent", AGENT, "--force", "--reason", "bench"]
-    copy_s = run(stack, replay, "replay")
-    replay_wall = run(stack, runworker_cmd(burst=True), "replay-drain")
-    again = Drain(events, replay_wall, span_s(replays=True))
-    print(f"  replay drain: {events / again.span_s:,.0f} events/s", flush=True)
-    if AgentRun.objects.exclude(replay_of="").filter(status="succeeded").count() != events:
-        raise BenchError("the replay did not run every event once more")
-    return live, again, copy_s
+def rounds(stack: Stack, events: int, count: int) -> list[Round]:
+    """Each round: ``events`` new events drained live, then replayed with --force (the
+    range: that round's events) and drained again. Rounds alternate the two, so a machine
+    that gets busier (or quieter) during the run weighs on both alike."""
+    out = []
+    for k in range(count):
+        first = publish(stack.client, k * events, events)
+        live = drain(stack, events, f"live-{k}", replays=False)
+        argv = [PYTHON, "manage.py", "replay", "--agent", AGENT, "--force", "--from", first]
+        copy_s = run(stack, [*argv, "--reason", "bench"], f"replay-{k}")
+        again = drain(stack, events, f"replay-drain-{k}", replays=True)
+        out.append(Round(live, again, copy_s))
+        print(
+            f"  round {k + 1}: live {live.per_s:,.0f}, replay {again.per_s:,.0f} events/s "
+            f"({again.per_s / live.per_s:.2f}x); copied in {copy_s:.1f} s",
+            flush=True,
+        )
+    return out
 
 
 def previews(stack: Stack, entries: int, repeats: int) -> PreviewTiming:
@@ -142,14 +154,13 @@ def main(argv: list[str] | None = None) -> int:
     args = parse(argv)
     began = time.time()
     with in_process_stack("replay", sqlite=args.sqlite, demo=False) as (stack, machine):
-        live, again, copy_s = drains(stack, int(args.events))
+        drained = rounds(stack, int(args.events), int(args.rounds))
         preview = previews(stack, int(args.entries), int(args.repeats))
         database = stack.postgres or "SQLite (temp file)"
         machine = machine.finish()
     results = replay_report.ReplayResults(
-        began, time.time(), REPLAY_SUITE.command(argv), machine, database, live, again, copy_s,
-        preview,
-    )  # fmt: skip
+        began, time.time(), REPLAY_SUITE.command(argv), machine, database, drained, preview
+    )
     REPLAY_SUITE.write(args.output, replay_report.render(results), replay_report.summary(results))
     return 0
 
