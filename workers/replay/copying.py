@@ -47,7 +47,7 @@ def takes(fields: dict[str, str], replay: Replay) -> Taken | None:
     raw = fields.get(EVENT_FIELD)
     if raw is None or TARGET_FIELD in fields:
         return None
-    if replay.plain and replay.event_type not in raw:  # cannot match: no decoding
+    if replay.plain and not spelled(raw, replay.event_type):  # cannot match: no decoding
         return None
     try:
         envelope = decode_envelope(raw)
@@ -58,6 +58,11 @@ def takes(fields: dict[str, str], replay: Replay) -> Taken | None:
     if replay.subject and envelope.subject != replay.subject:
         return None
     return Taken(raw, event_hash(envelope))
+
+
+def spelled(raw: str, text: str) -> bool:
+    """Whether plain ``text`` is in ``raw``, as any encoder writes it (``/`` or ``\\/``)."""
+    return text in raw or ("/" in text and text.replace("/", "\\/") in raw)
 
 
 def parse_cursor(cursor: str) -> tuple[int, str]:

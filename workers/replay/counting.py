@@ -42,6 +42,7 @@ def count_range(
     at = start
     while True:
         args: list[str | int] = [at, end, per_call, event_type, subject, int(plain)]
+        args += [event_type.replace("/", "\\/"), subject.replace("/", "\\/")]
         got, matched, last = cast(list[Any], script(keys=[stream], args=args))
         read, taken = read + int(got), taken + int(matched)
         if not last:

@@ -17,9 +17,9 @@ from workers.core.registry import Registry
 from workers.replay.bounds import LAST, check_order, parse_bound
 
 MAX_SUBJECT_CHARS = 256
-# Text no JSON encoder escapes: a raw search for it in an entry finds it if it is there
-# (``/`` is left out: some encoders write it ``\/``).
-_PLAIN = re.compile(r"[A-Za-z0-9 _.:#@+=-]*")
+# Text JSON encoders write as it is: a raw search for it in an entry finds it if it is there
+# (``/``, which some write ``\/``, is searched for both ways: lua/count.lua).
+_PLAIN = re.compile(r"[A-Za-z0-9 _.:#@+=/-]*")
 
 
 @dataclass(frozen=True, slots=True)
