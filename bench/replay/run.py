@@ -40,7 +40,7 @@ AGENTS = "bench.engine.agents"
 AGENT = "bench.probe"
 PIPELINE = 10_000
 QUICK = {"events": 5_000.0, "entries": 50_000.0, "repeats": 1.0, "rounds": 1.0}
-FULL = {"events": 100_000.0, "entries": 1_000_000.0, "repeats": 3.0, "rounds": 3.0}
+FULL = {"events": 100_000.0, "entries": 1_000_000.0, "repeats": 3.0, "rounds": 5.0}
 
 
 def parse(argv: list[str]) -> argparse.Namespace:
@@ -48,7 +48,7 @@ def parse(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--events", type=float, help="events drained live, then replayed (1e5)")
     parser.add_argument("--entries", type=float, help="stream entries the preview reads (1e6)")
     parser.add_argument("--repeats", type=float, help="timed previews (3)")
-    parser.add_argument("--rounds", type=float, help="live and replay drains, alternated (3)")
+    parser.add_argument("--rounds", type=float, help="live and replay drains, alternated (5)")
     parser.add_argument("--sqlite", action="store_true", help="SQLite even if PostgreSQL answers")
     return parse_sized(parser, argv, REPLAY_SUITE, "5,000 events, 50,000 entries", QUICK, FULL)
 
