@@ -26,18 +26,23 @@ class Drain:
 
 @dataclass(frozen=True, slots=True)
 class Round:
-    live: Drain
+    before: Drain  # the live drain just before the replay's (of the events it replays)
     replay: Drain
+    after: Drain  # the live drain just after it (of new events)
     copy_s: float  # manage.py replay --force, the process as a whole
 
     @property
+    def live_per_s(self) -> float:
+        return (self.before.per_s + self.after.per_s) / 2
+
+    @property
     def ratio(self) -> float:
-        return self.replay.per_s / self.live.per_s
+        return self.replay.per_s / self.live_per_s
 
     @property
     def with_copy(self) -> float:
-        """The replay's rate counting its copying too, over the live drain's."""
-        return (self.replay.events / (self.replay.span_s + self.copy_s)) / self.live.per_s
+        """The replay's rate counting its copying too, over the live drains'."""
+        return (self.replay.events / (self.replay.span_s + self.copy_s)) / self.live_per_s
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +52,7 @@ class PreviewTiming:
     already_done: int
     timings_s: list[float]
     db_s: list[float]  # of each, the count in the database
+    lua_s: list[float]  # of each, the server's own time in the counting script
     subject_matching: int
     subject_s: float  # the same range, one subject of 100
     cli_s: float  # manage.py replay --dry-run, the process as a whole
@@ -77,9 +83,9 @@ def _targets(r: ReplayResults) -> list[str]:
     m, best = r.median, min(r.preview.timings_s)
     rows = [
         (
-            f"replay of {whole(m.live.events)} events into one agent drains at no less than "
+            f"replay of {whole(m.replay.events)} events into one agent drains at no less than "
             f"0.8x the live drain (the median of {len(r.rounds)} rounds)",
-            f"{m.ratio:.2f}x ({whole(m.replay.per_s)} vs {whole(m.live.per_s)} events/s)",
+            f"{m.ratio:.2f}x ({whole(m.replay.per_s)} vs {whole(m.live_per_s)} events/s)",
             yes(m.ratio >= DRAIN_TARGET),
         ),
         (
@@ -94,18 +100,18 @@ def _targets(r: ReplayResults) -> list[str]:
 
 def _round(n: int, x: Round) -> str:
     return (
-        f"| {n} | {x.live.span_s:.1f} ({x.live.wall_s:.1f}) | {whole(x.live.per_s)} | "
-        f"{x.copy_s:.1f} | {x.replay.span_s:.1f} ({x.replay.wall_s:.1f}) | "
-        f"{whole(x.replay.per_s)} | **{x.ratio:.2f}x** | {x.with_copy:.2f}x |"
+        f"| {n} | {whole(x.before.per_s)} | {x.copy_s:.1f} | {x.replay.span_s:.1f} "
+        f"({x.replay.wall_s:.1f}) | {whole(x.replay.per_s)} | {whole(x.after.per_s)} | "
+        f"**{x.ratio:.2f}x** | {x.with_copy:.2f}x |"
     )
 
 
 def render(r: ReplayResults) -> str:
     mc, p = about(r.machine), r.preview
-    n = whole(r.rounds[0].live.events)
-    took, db = _seconds(p.timings_s), _seconds(p.db_s)
-    columns = ("round", "live drain, s (process)", "live events/s", "copy, s",
-               "replay drain, s (process)", "replay events/s", "ratio",
+    n = whole(r.rounds[0].replay.events)
+    took, db, lua = _seconds(p.timings_s), _seconds(p.db_s), _seconds(p.lua_s)
+    columns = ("round", "live before, events/s", "copy, s", "replay drain, s (process)",
+               "replay events/s", "live after, events/s", "ratio",
                "ratio with the copy")  # fmt: skip
     body = f"""{REPLAY.begin}
 ## Replay
@@ -120,21 +126,24 @@ def render(r: ReplayResults) -> str:
 {chr(10).join(head(*columns, align="rrrrrrrr"))}
 {chr(10).join(_round(k + 1, x) for k, x in enumerate(r.rounds))}
 
-Each round: {n} new probe events published, then `runworker --burst` (batches of 200,
-concurrency 200) ran them (the live drain); then `manage.py replay --agent bench.probe
---force --from <the round's first entry>` copied the same {n} back (a bulk job reading and
-copying 2,000 entries a page: "copy", the process as a whole), and a second `runworker
---burst` ran each once more as a new run linked to the first (the replay drain). A
+A live drain: {n} new probe events published, then `runworker --burst` (batches of 200,
+concurrency 200) runs them. A replay: `manage.py replay --agent bench.probe --force --from
+<the first of the batch just drained live>` copies the same {n} back (a bulk job reading
+and copying 2,000 entries a page: "copy", the process as a whole), and a second `runworker
+--burst` runs each once more as a new run linked to the first. Live and replay drains
+alternate (live 1, replay 1, live 2, ... live {len(r.rounds) + 1}), and each replay is
+weighed against the mean of the live drains on either side of it: the machine getting
+busier or quieter, and the database growing by every drain, count against neither. A
 drain's time is its runs' span in the database, the first run's start to the last one's
-end (in brackets: the process, start-up included). Rounds alternate live and replay
-drains so that a machine getting busier or quieter weighs on both alike; the target is
-read on the median round.
+end (in brackets: the process, start-up included). The target is read on the median
+round.
 
 The preview: the stream topped up to {whole(p.entries)} entries, then
 `workers.replay.checked_preview` over all of them ({whole(p.matching)} of the agent's
 events, {whole(p.already_done)} already done) took {took} s: the entries are counted in
 the server by a Lua script in stretches of 20,000 (no call holds the server for more than
-about 0.1 s), what the agent already did by one count in the database ({db} s of those).
+about 0.1 s; the server's own time in it: {lua} s), what the agent already did by one
+count in the database ({db} s).
 With a subject (one of 100: {whole(p.subject_matching)} events) it took
 {p.subject_s:.2f} s; `manage.py replay --dry-run` took {p.cli_s:.2f} s as a whole, Django's
 start-up included.

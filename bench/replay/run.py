@@ -104,24 +104,39 @@ def drain(stack: Stack, events: int, name: str, replays: bool) -> Drain:
     return Drain(events, wall_s, (got["last"] - got["first"]).total_seconds())
 
 
+def live(stack: Stack, events: int, k: int) -> tuple[Drain, str]:
+    """Batch ``k``: ``events`` new events published and drained; its first entry id."""
+    first = publish(stack.client, k * events, events)
+    return drain(stack, events, f"live-{k}", replays=False), first
+
+
 def rounds(stack: Stack, events: int, count: int) -> list[Round]:
-    """Each round: ``events`` new events drained live, then replayed with --force (the
-    range: that round's events) and drained again. Rounds alternate the two, so a machine
-    that gets busier (or quieter) during the run weighs on both alike."""
+    """Live and replay drains, alternated: live 1, replay 1, live 2, replay 2, ... live
+    n + 1. Each replay (``--force``, its range: the batch just drained live) is weighed
+    against the live drains on either side of it, so neither the machine getting busier or
+    quieter nor the database growing by every drain counts against one of the two."""
     out = []
+    before, first = live(stack, events, 0)
     for k in range(count):
-        first = publish(stack.client, k * events, events)
-        live = drain(stack, events, f"live-{k}", replays=False)
         argv = [PYTHON, "manage.py", "replay", "--agent", AGENT, "--force", "--from", first]
         copy_s = run(stack, [*argv, "--reason", "bench"], f"replay-{k}")
         again = drain(stack, events, f"replay-drain-{k}", replays=True)
-        out.append(Round(live, again, copy_s))
+        after, first = live(stack, events, k + 1)
+        done = Round(before, again, after, copy_s)
+        out.append(done)
         print(
-            f"  round {k + 1}: live {live.per_s:,.0f}, replay {again.per_s:,.0f} events/s "
-            f"({again.per_s / live.per_s:.2f}x); copied in {copy_s:.1f} s",
+            f"  round {k + 1}: live {before.per_s:,.0f} and {after.per_s:,.0f}, replay "
+            f"{again.per_s:,.0f} events/s ({done.ratio:.2f}x); copied in {copy_s:.1f} s",
             flush=True,
         )
+        before = after
     return out
+
+
+def server_us(client: redis.Redis) -> int:
+    """Microseconds the server has spent in scripts (EVALSHA) so far."""
+    stats = client.info("commandstats")
+    return sum(int(v["usec"]) for k, v in stats.items() if k in ("cmdstat_evalsha", "cmdstat_eval"))
 
 
 def previews(stack: Stack, entries: int, repeats: int) -> PreviewTiming:
@@ -133,11 +148,12 @@ def previews(stack: Stack, entries: int, repeats: int) -> PreviewTiming:
     publish(stack.client, have, max(0, entries - have))
     plan = replay.plan(default_registry, "agents", AGENT, [STREAM])
     subject = replay.plan(default_registry, "agents", AGENT, [STREAM], subject="bench/7")
-    timings, db_s, found = [], [], None
+    timings, db_s, lua_s, found = [], [], [], None
     for _ in range(repeats):
-        began = time.perf_counter()
+        began, spent = time.perf_counter(), server_us(stack.client)
         found = replay.checked_preview(stack.client, plan)
         timings.append(time.perf_counter() - began)
+        lua_s.append((server_us(stack.client) - spent) / 1e6)
         db_s.append(found.db_s)
     began = time.perf_counter()
     by_subject = replay.checked_preview(stack.client, subject)
@@ -146,7 +162,7 @@ def previews(stack: Stack, entries: int, repeats: int) -> PreviewTiming:
     assert found is not None
     print(f"  preview of {found.in_range:,} entries: {min(timings):.2f} s", flush=True)
     return PreviewTiming(found.in_range, found.matching, found.already_done, timings, db_s,
-                         by_subject.matching, subject_s, cli_s)  # fmt: skip
+                         lua_s, by_subject.matching, subject_s, cli_s)  # fmt: skip
 
 
 def main(argv: list[str] | None = None) -> int:
