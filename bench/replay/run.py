@@ -139,6 +139,14 @@ def server_us(client: redis.Redis) -> int:
     return sum(int(v["usec"]) for k, v in stats.items() if k in ("cmdstat_evalsha", "cmdstat_eval"))
 
 
+def nth_id(client: redis.Redis, n: int) -> str:
+    """The id of the stream's ``n``-th entry (the drains may have left more than ``n``)."""
+    beyond = int(client.xlen(STREAM)) - n
+    if beyond <= 0:
+        return ""
+    return str(client.xrevrange(STREAM, "+", "-", count=beyond + 1)[-1][0])
+
+
 def previews(stack: Stack, entries: int, repeats: int) -> PreviewTiming:
     import bench.engine.agents  # noqa: F401  (registers the probe agent in this process)
     from workers import replay
@@ -146,8 +154,9 @@ def previews(stack: Stack, entries: int, repeats: int) -> PreviewTiming:
 
     have = int(stack.client.xlen(STREAM))
     publish(stack.client, have, max(0, entries - have))
-    plan = replay.plan(default_registry, "agents", AGENT, [STREAM])
-    subject = replay.plan(default_registry, "agents", AGENT, [STREAM], subject="bench/7")
+    end = nth_id(stack.client, entries)
+    plan = replay.plan(default_registry, "agents", AGENT, [STREAM], end=end)
+    subject = replay.plan(default_registry, "agents", AGENT, [STREAM], end=end, subject="bench/7")
     timings, db_s, lua_s, found = [], [], [], None
     for _ in range(repeats):
         began, spent = time.perf_counter(), server_us(stack.client)

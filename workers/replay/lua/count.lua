@@ -15,31 +15,35 @@
 -- Returns {entries read, entries taken, the last id read or "" when the range is done}.
 local start, most = ARGV[1], tonumber(ARGV[3])
 local want_type, want_subject, plain = ARGV[4], ARGV[5], ARGV[6] == '1'
-local spellings = {type = {ARGV[4], ARGV[7]}, subject = {ARGV[5], ARGV[8]}}
-
 local function escape(text) return (string.gsub(text, '%W', '%%%0')) end
 
-local function found_in(event, texts)
-  return string.find(event, texts[1], 1, true) or string.find(event, texts[2], 1, true)
+-- Each of the type and the subject: its two spellings, its key quoted, and the patterns
+-- of that key's value, made once per call, not once per entry.
+local function wanted(key, text, escaped)
+  return {texts = {text, escaped}, key = '"' .. key .. '"',
+          values = {'^%s*:%s*"' .. escape(text) .. '"', '^%s*:%s*"' .. escape(escaped) .. '"'}}
+end
+local types, subjects = wanted('type', ARGV[4], ARGV[7]), wanted('subject', ARGV[5], ARGV[8])
+
+local function found_in(event, want)
+  return string.find(event, want.texts[1], 1, true) or string.find(event, want.texts[2], 1, true)
 end
 
--- true or false when a search can tell whether ``key`` holds one of ``texts``; nil if not.
-local function holds(event, key, texts)
-  local quoted = '"' .. key .. '"'
-  local at = string.find(event, quoted, 1, true)
-  if not at or string.find(event, quoted, at + #quoted, true) then return nil end
-  for _, text in ipairs(texts) do
-    if string.find(event, '^%s*:%s*"' .. escape(text) .. '"', at + #quoted) then return true end
-  end
-  return false
+-- true or false when a search can tell whether the key holds the value; nil if not.
+local function holds(event, want)
+  local at = string.find(event, want.key, 1, true)
+  if not at then return nil end
+  local after = at + #want.key
+  if string.find(event, want.key, after, true) then return nil end
+  return (string.find(event, want.values[1], after) or string.find(event, want.values[2], after)) ~= nil
 end
 
 local function takes(event)
   if plain then
-    if not found_in(event, spellings.type) then return false end
-    if want_subject ~= '' and not found_in(event, spellings.subject) then return false end
-    local sure = holds(event, 'type', spellings.type)
-    if sure == true and want_subject ~= '' then sure = holds(event, 'subject', spellings.subject) end
+    if not found_in(event, types) then return false end
+    if want_subject ~= '' and not found_in(event, subjects) then return false end
+    local sure = holds(event, types)
+    if sure == true and want_subject ~= '' then sure = holds(event, subjects) end
     if sure ~= nil then return sure end
   end
   local ok, obj = pcall(cjson.decode, event)
