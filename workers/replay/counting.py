@@ -2,7 +2,8 @@
 
 A Python walk of a million entries (XRANGE, decode, compare) takes about 20 s; the count
 runs in the server instead (``lua/count.lua``), a stretch of ``PER_CALL`` entries a call so
-that no call blocks the workers for long: a million entries in about 2 s of server time.
+that no call blocks the workers for long: a million entries in 1.5 to 4 s of server time
+(docs/benchmarks.md#replay).
 """
 
 from __future__ import annotations

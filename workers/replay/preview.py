@@ -1,6 +1,6 @@
 """A replay's preview: what the range holds, what it would run, how far back it reaches.
 
-Read only. Entries are counted in Redis (``counting.py``, a million in about 2 s), what the
+Read only. Entries are counted in Redis (``counting.py``, a million in a few seconds), what the
 agent already did in the database (``done.py``): nothing walks the range in Python.
 """
 
