@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 # `make install EXTRAS=dev` skips them.
 EXTRAS ?= dev,langgraph,otel
 
-.PHONY: help run test lint bench bench-console bench-actions bench-outbox bench-runtime bench-webhooks bench-tracing bench-partitions bench-idle bench-flow bench-timers bench-waits bench-fanout clean install
+.PHONY: help run test lint bench bench-console bench-actions bench-outbox bench-runtime bench-webhooks bench-tracing bench-partitions bench-idle bench-flow bench-timers bench-waits bench-fanout bench-replay clean install
 
 help:
 	@echo "make run       the console, the workers and a Valkey server: http://127.0.0.1:8000/"
@@ -17,7 +17,7 @@ help:
 	@echo "make bench     the engine's benchmarks into docs/benchmarks.md; bench-console,"
 	@echo "               bench-actions, bench-outbox, bench-runtime, bench-webhooks,"
 	@echo "               bench-tracing, bench-partitions, bench-idle, bench-flow, bench-timers,"
-	@echo "               bench-waits bench-fanout"
+	@echo "               bench-waits, bench-fanout, bench-replay"
 	@echo "make clean     stop the embedded Valkey server and remove the local data in .streamdesk/"
 
 $(STAMP): pyproject.toml
@@ -88,6 +88,9 @@ bench-waits: $(STAMP)
 
 bench-fanout: $(STAMP)
 	$(PY) -m bench.fanout
+
+bench-replay: $(STAMP)
+	$(PY) -m bench.replay
 
 # The peers it runs beside runworker come from the bench-peers extra; arq wants redis<6, so it
 # gets a venv of its own (bench/idle/subjects.py looks there): neither changes what the code

@@ -18,6 +18,7 @@ from console.views import (
     errors,
     events,
     records,
+    replay,
     streams,
     timers,
     waits,
@@ -54,6 +55,9 @@ urlpatterns = [
     ),
     path("streams/<name:stream>/dead/preview/", records.dead_preview, name="dead_preview"),
     path("jobs/", records.jobs_page, name="jobs"),
+    path("replay/", replay.replay_page, name="replay"),
+    path("replay/preview/", replay.replay_preview, name="replay_preview"),
+    path("replay/start/", replay.replay_start, name="replay_start"),
     path("errors/", errors.errors_page, name="errors"),
     path("errors/<name:stream>/<str:fingerprint>/", errors.error_group_page, name="error_group"),
     path(

@@ -114,10 +114,14 @@ FANOUT = Section(
     "<!-- fan-out benchmark: begin (written by bench.fanout; every bench writer keeps it) -->",
     "<!-- fan-out benchmark: end -->",
 )
+REPLAY = Section(
+    "<!-- replay benchmark: begin (written by bench.replay; every bench writer keeps it) -->",
+    "<!-- replay benchmark: end -->",
+)
 # Document order.
 BLOCKS = (
     CONSOLE, ACTIONS, OUTBOX, WEBHOOKS, RUNTIME, TRACING, PARTITIONS, IDLE, FLOW, TIMERS, WAITS,
-    ERRORS, FANOUT,
+    ERRORS, FANOUT, REPLAY,
 )  # fmt: skip
 
 

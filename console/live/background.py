@@ -39,6 +39,7 @@ def _run_jobs(owner: str) -> None:
     from console.runtime import keys, redis_client
     from workers.core.errors import RedisUnavailable
     from workers.operations.jobs import JobRunner
+    from workers.replay import JOB_KINDS
 
     delay_s = 0.1
     while not _stop.is_set():
@@ -48,5 +49,5 @@ def _run_jobs(owner: str) -> None:
             _stop.wait(delay_s)
             delay_s = min(delay_s * 2, 5.0)
             continue
-        JobRunner(client, keys(), owner).run_forever(_stop)
+        JobRunner(client, keys(), owner, kinds=JOB_KINDS).run_forever(_stop)
         return

@@ -47,6 +47,8 @@ ALLOWED: dict[str, set[str]] = {
     # Delayed and scheduled events; the recorder's lease is the fleet's lease pattern.
     "timers": {"core", "redis", "monitor"},
     "operations": {"core", "models", "gate", "redis", "store", "waits", "errors"},
+    # A range of the stream fed back to one agent, as a bulk job of operations'.
+    "replay": {"core", "redis", "models", "store", "operations", "fanout"},
     # publish() with no client falls back to this process's settings: the public API's edge.
     "producers": {"core", "models", "redis", "from_settings", "timers"},
     "from_settings": {"core", "redis", "runtime", "timers"},

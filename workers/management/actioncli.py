@@ -24,6 +24,7 @@ from workers.from_settings import engine_config, redis_client, stream_partitions
 from workers.models import BulkJob, Door, JobStatus
 from workers.operations import inputs, jobs
 from workers.operations.actions import DeadFilter
+from workers.replay import JOB_KINDS
 from workers.store.audit import ActionOutcome, Actor, Result
 
 FAILED = (Result.FAILED, Result.PARTIAL, Result.CANCELLED)
@@ -223,6 +224,9 @@ def nothing_done(outcome: ActionOutcome) -> bool:
 class ActionCommand(BaseCommand):
     """Calls one operation, runs the bulk job it queued (unless ``--background``), prints."""
 
+    # Entries a foreground job reads and acts on at once.
+    job_batch = jobs.DEFAULT_BATCH
+
     def perform(self, options: dict[str, Any], call: Callable[[], ActionOutcome]) -> None:
         self.emit(self._outcome(options, call), options["json"])
 
@@ -277,8 +281,10 @@ class ActionCommand(BaseCommand):
                 redis_client(),
                 engine_config().keys,
                 owner,
+                self.job_batch,
                 should_stop=stop.is_set,
                 progress=lambda j: self.stderr.write(progress_line(j)),
+                kinds=JOB_KINDS,  # a replay's job resumed by ``manage.py jobs --run``
             )
         if stop.is_set() and job.status == JobStatus.QUEUED:
             raise CommandError(

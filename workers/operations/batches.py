@@ -8,11 +8,13 @@ entries, or the next slice of the job's own sorted id list. Acting on a page goe
 from __future__ import annotations
 
 import bisect
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from typing import Protocol
 
 import redis
 
-from workers.core.errors import InvalidAction
+from workers.core.errors import InvalidAction, JobNotRunnable
 from workers.core.keys import DEFAULT_GROUP, Keys
 from workers.models import BulkJob
 from workers.operations import actions, inputs
@@ -21,12 +23,47 @@ from workers.redis.error_groups import drop_gone
 from workers.store.audit import Action
 from workers.store.runs import close_dead_lettered_by_hand
 
+# The actions ``Work`` does. A job of another action (a replay: workers/replay/) brings its
+# work from a package built on this one, which the runner's caller passes as ``kinds``.
+OWN_ACTIONS = frozenset(
+    {Action.CLAIM, Action.CLAIM_ALL, Action.RETRY, Action.DEAD_LETTER, Action.REDRIVE, Action.PURGE}
+)
+
 
 @dataclass(frozen=True, slots=True)
 class Page:
     ids: list[str]
     cursor: str  # where the next page starts (exclusive)
     last: bool
+
+
+class JobWork(Protocol):
+    """What a job's runner needs of its work: a page after a cursor, then acting on it."""
+
+    def page(self, after: str) -> Page: ...
+
+    def apply(self, ids: list[str]) -> ActionResult: ...
+
+
+# ``(job, client, keys, batch) -> work``, by the action it works.
+Kinds = Mapping[str, Callable[[BulkJob, redis.Redis, Keys, int], JobWork]]
+
+
+def runnable_actions(kinds: Kinds | None) -> Iterable[str]:
+    return OWN_ACTIONS | set(kinds or ())
+
+
+def work_for(
+    job: BulkJob, client: redis.Redis, keys: Keys, batch: int, kinds: Kinds | None
+) -> JobWork:
+    """The work of ``job``; ``JobNotRunnable`` when this runner does not know its action (a
+    runner started without ``kinds`` leaves a replay to one that has them)."""
+    make = (kinds or {}).get(job.action)
+    if make is not None:
+        return make(job, client, keys, batch)
+    if job.action not in OWN_ACTIONS:
+        raise JobNotRunnable(f"bulk job #{job.pk}: this runner cannot work {job.action!r} jobs")
+    return Work(job, client, keys, batch)
 
 
 class Work:

@@ -35,9 +35,9 @@ from workers.core.errors import ActionRefused, InvalidAction, JobNotRunnable
 from workers.core.keys import Keys
 from workers.core.storable import describe
 from workers.models import AuditRecord, BulkJob, JobStatus
-from workers.operations import inputs
+from workers.operations import batches, inputs
 from workers.operations.actions import ActionResult, DeadFilter
-from workers.operations.batches import Work
+from workers.operations.batches import JobWork, Kinds
 from workers.redis.connection import UNREACHABLE
 from workers.store.audit import Action, ActionOutcome, Actor, Entry, Result, ids_target
 
@@ -53,9 +53,8 @@ FIRST_RETRY_S = 0.1
 MAX_RETRY_S = 5.0
 # How often a runner waiting out an outage looks whether it should stop (shutdown).
 STOP_CHECK_S = 0.25
-JOB_ACTIONS = frozenset(
-    {Action.CLAIM, Action.CLAIM_ALL, Action.RETRY, Action.DEAD_LETTER, Action.REDRIVE, Action.PURGE}
-)
+# A replay's work is workers/replay's: runners get it through ``kinds`` (batches.py).
+JOB_ACTIONS = batches.OWN_ACTIONS | {Action.REPLAY}
 FINISHED = (JobStatus.DONE, JobStatus.FAILED, JobStatus.CANCELLED)
 # What ``as_dict`` shows of a job, in this order, after its id.
 _FIELDS = (
@@ -148,9 +147,12 @@ def cancel(actor: Actor, job_id: int) -> ActionOutcome:
     return entry.write(Result.OK, job)
 
 
-def runnable_jobs() -> list[BulkJob]:
-    """Queued jobs, and running ones whose runner's lease ran out (it died), oldest first."""
-    return list(BulkJob.objects.filter(_runnable(timezone.now())).order_by("created_at", "pk"))
+def runnable_jobs(kinds: Kinds | None = None) -> list[BulkJob]:
+    """Queued jobs, and running ones whose runner's lease ran out (it died), oldest first,
+    of the actions a runner given ``kinds`` can work."""
+    ours = Q(action__in=batches.runnable_actions(kinds))
+    found = BulkJob.objects.filter(_runnable(timezone.now()), ours)
+    return list(found.order_by("created_at", "pk"))
 
 
 def outcome(job: BulkJob) -> ActionOutcome:
@@ -202,12 +204,13 @@ def run(
     should_stop: Callable[[], bool] = _never,
     progress: Callable[[BulkJob], None] | None = None,
     lease_s: float = LEASE_S,
+    kinds: Kinds | None = None,
 ) -> BulkJob:
     """Take the job and work it until it ends, is cancelled, or ``should_stop()`` (then it is
-    handed back, queued, and any runner resumes it after its cursor). Raises
-    ``JobNotRunnable`` if it has ended or another runner holds it."""
+    handed back, queued, and any runner resumes it after its cursor). ``JobNotRunnable``:
+    it has ended, another runner holds it, or its action is not known here (``kinds``)."""
+    work = batches.work_for(_get(job_id), client, keys, batch, kinds)  # before it is taken
     job = _take(job_id, owner, lease_s)
-    work = Work(job, client, keys, batch)
     try:
         return _loop(job, work, owner, should_stop, progress, lease_s)
     except _LeaseLost:
@@ -237,7 +240,7 @@ def _take(job_id: int, owner: str, lease_s: float) -> BulkJob:
 
 def _loop(
     job: BulkJob,
-    work: Work,
+    work: JobWork,
     owner: str,
     should_stop: Callable[[], bool],
     progress: Callable[[BulkJob], None] | None,
@@ -352,8 +355,10 @@ class JobRunner:
         owner: str,
         batch: int = DEFAULT_BATCH,
         poll_s: float = POLL_S,
+        kinds: Kinds | None = None,
     ) -> None:
         self.client = client
+        self.kinds = kinds
         self.keys = keys
         self.owner = owner
         self.batch = batch
@@ -362,11 +367,12 @@ class JobRunner:
     def run_once(self, should_stop: Callable[[], bool] = _never) -> int:
         """Run every runnable job once; returns how many this runner ran."""
         ran = 0
-        for job in runnable_jobs():
+        for job in runnable_jobs(self.kinds):
             if should_stop():
                 break
             try:
-                run(job.pk, self.client, self.keys, self.owner, self.batch, should_stop)
+                k = self.kinds
+                run(job.pk, self.client, self.keys, self.owner, self.batch, should_stop, kinds=k)
             except JobNotRunnable:
                 continue  # another runner took it first
             ran += 1

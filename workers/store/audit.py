@@ -28,6 +28,8 @@ class Action(StrEnum):
     DEAD_LETTER = "dead-letter"
     REDRIVE = "redrive"
     PURGE = "purge"
+    # A range of the stream fed back to one agent (workers/replay/), as a bulk job.
+    REPLAY = "replay"
     FORCE_RERUN = "force-rerun"
     CANCEL = "cancel"  # an event's run (running or waiting) cancelled: workers/cancel/
     # An operator answered a run waiting for an event (approve/reject): workers/waits/answers.py
