@@ -10,6 +10,7 @@ from redis.asyncio import Redis
 
 from workers.core.config import EngineConfig
 from workers.engine.pause import PauseWatch
+from workers.fanout import OwnReader
 from workers.flow import Flow
 from workers.redis import bus
 from workers.redis.bus import Delivery
@@ -24,6 +25,7 @@ class ReadingWorker(Protocol):
     halt: asyncio.Event
     pause: PauseWatch
     flow: Flow
+    own: OwnReader | None
 
     async def while_paused(self) -> bool: ...
     async def wait_for_slots(self) -> int: ...
@@ -63,6 +65,8 @@ async def read_new(worker: ReadingWorker, want: int, block_ms: int) -> list[Deli
     worker.halt.clear()
     if worker.flow.on:
         return await _read_keyed(worker, want, block_ms)
+    if worker.own is not None:
+        return await _read_own(worker, worker.own, want, block_ms)
     read = asyncio.ensure_future(
         bus.read_new_paused(
             worker.client, c.stream, c.group, c.consumer, want, block_ms, worker.pause.key
@@ -85,6 +89,18 @@ async def _read_keyed(worker: ReadingWorker, want: int, block_ms: int) -> list[D
         block = worker.flow.block_after(got.last, block_ms)
         await _until_halted(worker, asyncio.ensure_future(block))
     return got.batch
+
+
+async def _read_own(
+    worker: ReadingWorker, own: OwnReader, want: int, block_ms: int
+) -> list[Delivery]:
+    """A named agent's group (workers/fanout): a script reads and lets others' entries by
+    in the server, and cannot block, so at rest the wait is an XREAD that consumes nothing."""
+    batch, flag, last = await own.read(want, worker.pause.key)
+    worker.pause.set(flag)
+    if not batch and last:
+        await _until_halted(worker, asyncio.ensure_future(own.block_after(last, block_ms)))
+    return batch
 
 
 async def _until_halted(worker: ReadingWorker, read: asyncio.Future[Any]) -> bool:

@@ -36,6 +36,7 @@ from workers.engine.settle import Settler
 from workers.engine.slots import Slots
 from workers.engine.sweep import SweepToken, chores_every_ms, take_turns
 from workers.engine.timeline import Timeline
+from workers.fanout import OwnReader
 from workers.flow import Flow
 from workers.gate import Gate
 from workers.redis import bus
@@ -99,6 +100,10 @@ class Worker(AdmitsBatches):
             client, c.keys, c.stream, c.group, lambda: len(self.inflight), self.halt
         )
         self.flow = Flow(client, c, registry, wake=self.halt)  # per-key order (workers/flow)
+        # A named agent's group lets others' entries by in the server (workers/fanout); a
+        # keyed one's read is flow control's script, which lets them by in Python.
+        own = [s.type for s in registry] if not self.home and not self.flow.on else []
+        self.own = OwnReader(client, c.stream, c.group, c.consumer, own[0]) if own else None
         self.held: list[Delivery] = []  # read while the group was paused: run on resume
         self.admission = asyncio.Lock()  # the read loop and the sweep each admit batches
         self.inflight: dict[str, Attempt] = {}
