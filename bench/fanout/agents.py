@@ -8,30 +8,22 @@ but fails for good on every 10th event (``max_deliveries=1``: dead-lettered at o
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
-from pydantic import BaseModel
-
+from bench.fanout.probe import TYPE, Ticket, probe
 from workers.core.events import Event
 from workers.core.registry import agent
 from workers.runtime.context import AgentContext
 
-TYPE = "fanout.ticket"
-
-
-class Ticket(BaseModel):
-    n: int
-
 
 @agent(TYPE, schema=Ticket, name="a")
 async def a(event: Event[Ticket], ctx: AgentContext) -> dict[str, Any]:
-    return {"n": event.data.n, "started_ns": time.time_ns()}
+    return probe(event)
 
 
 @agent(TYPE, schema=Ticket, name="b", max_deliveries=1)
 async def b(event: Event[Ticket], ctx: AgentContext) -> dict[str, Any]:
-    started_ns = time.time_ns()
+    result = probe(event)
     if event.data.n % 10 == 0:
         raise RuntimeError(f"b fails on every 10th event ({event.data.n})")
-    return {"n": event.data.n, "started_ns": started_ns}
+    return result

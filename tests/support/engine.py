@@ -33,20 +33,7 @@ def xadd(r: redis.Redis, event: dict[str, Any] | str, stream: str = STREAM) -> s
 async def _run(
     url: str, configs: list[EngineConfig], registry: Registry, timeout_s: float, **services: Any
 ) -> list[Worker]:
-    clients = [
-        aredis.Redis.from_url(url, decode_responses=True, encoding_errors="replace")
-        for _ in configs
-    ]
-    workers = [
-        Worker(c, client, registry, DjangoRunStore(), **services)
-        for c, client in zip(configs, clients, strict=True)
-    ]
-    try:
-        await asyncio.wait_for(asyncio.gather(*(w.run() for w in workers)), timeout_s)
-    finally:
-        for client in clients:
-            await client.aclose()
-    return workers
+    return await _run_loops(url, [(c, registry) for c in configs], timeout_s, **services)
 
 
 def run_burst(
