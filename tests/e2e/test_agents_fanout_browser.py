@@ -31,7 +31,9 @@ pytestmark = [
 
 TICKETS = 20
 TRIAGE, SUMMARISE = "agents:triage", "agents:summarise"
-SHOTS = Path(os.environ.get("AGENTS_FANOUT_SCREENSHOTS", ""))
+# Where to keep the screenshots (to look at them); unset, the test's own temp dir. A
+# Path("") would be the working directory: the repo's root.
+SHOTS = os.environ.get("AGENTS_FANOUT_SCREENSHOTS", "")
 
 
 @pytest.fixture
@@ -51,7 +53,7 @@ def tickets(r: redis.Redis, first: int, count: int, type_: str = "fanout.ticket"
 
 
 def shot(page: Page, name: str, tmp_path: Path) -> None:
-    screenshot(page, (SHOTS if str(SHOTS) else tmp_path) / name)
+    screenshot(page, (Path(SHOTS) if SHOTS else tmp_path) / name)
 
 
 def no_overflow(page: Page) -> None:
