@@ -9,7 +9,7 @@ entry, as the home group does, so events published before the first worker are n
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
 import redis
@@ -29,6 +29,22 @@ def id_before(entry_id: str) -> str:
     return f"{ms - 1}-{MAX_SEQ}" if ms > 0 else "0"
 
 
+def start_given(home: Mapping[str, Any] | None, oldest: str | None) -> str:
+    """The rule of the module's docstring, given the home group's XINFO GROUPS row (None:
+    no home group) and its oldest pending entry's id (None: nothing pending). The engine
+    and a replay (``workers/replay/groups.py``) both create groups by it."""
+    if home is None:
+        return "0"
+    if oldest:
+        return id_before(oldest)
+    return str(home.get("last-delivered-id") or "0")
+
+
+def pending_in(home: Mapping[str, Any] | None) -> bool:
+    """Whether the home group holds pending entries (then its oldest must be asked)."""
+    return home is not None and int(home.get("pending") or 0) > 0
+
+
 async def start_of(client: Redis, stream: str, home: str) -> str:
     """Where a new named agent's group on ``stream`` starts (see the module's docstring)."""
     try:
@@ -36,14 +52,8 @@ async def start_of(client: Redis, stream: str, home: str) -> str:
     except redis.ResponseError:  # no such stream yet
         return "0"
     found = next((g for g in groups if str(g.get("name")) == home), None)
-    if found is None:
-        return "0"
-    if int(found.get("pending") or 0):
-        summary = await client.xpending(stream, home)
-        oldest = summary.get("min")
-        if oldest:
-            return id_before(str(oldest))
-    return str(found.get("last-delivered-id") or "0")
+    oldest = (await client.xpending(stream, home)).get("min") if pending_in(found) else None
+    return start_given(found, str(oldest) if oldest else None)
 
 
 async def ensure_groups(

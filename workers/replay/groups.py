@@ -10,7 +10,7 @@ from typing import Any, cast
 
 import redis
 
-from workers.fanout.groups import id_before
+from workers.fanout.groups import pending_in, start_given
 
 
 def start_of(client: redis.Redis, stream: str, group: str, home: str) -> str | None:
@@ -24,14 +24,10 @@ def start_of(client: redis.Redis, stream: str, group: str, home: str) -> str | N
         groups = {}
     if group in groups:
         return None
-    found = groups.get(home)
-    if group == home or found is None:
-        return "0"
-    if int(found.get("pending") or 0):
-        oldest = cast(dict[str, Any], client.xpending(stream, home)).get("min")
-        if oldest:
-            return id_before(str(oldest))
-    return str(found.get("last-delivered-id") or "0")
+    found = None if group == home else groups.get(home)
+    summary = cast(dict[str, Any], client.xpending(stream, home)) if pending_in(found) else {}
+    oldest = summary.get("min")
+    return start_given(found, str(oldest) if oldest else None)
 
 
 def ensure_group(client: redis.Redis, stream: str, group: str, home: str) -> bool:
